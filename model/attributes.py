@@ -1,0 +1,161 @@
+"""Queue attributes: parsing and validating them, and what GetQueueAttributes may answer."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from model import errors
+from model.outcomes import Divergence, Outcome, Verdict, describe
+from model.state import Hidden, Queue, Redrive, Setting
+from model.validation import is_int_in
+from model.values import AttributesOk, ErrorSpec, Response
+
+if TYPE_CHECKING:
+    from model.core import Model
+    from model.profiles import Profile
+
+VISIBLE = "ApproximateNumberOfMessages"
+NOT_VISIBLE = "ApproximateNumberOfMessagesNotVisible"
+DELAYED = "ApproximateNumberOfMessagesDelayed"
+COUNTS = (VISIBLE, NOT_VISIBLE, DELAYED)
+SETTINGS = ("VisibilityTimeout", "DelaySeconds", "ReceiveMessageWaitTimeSeconds")
+
+
+def _as_int(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def parse(model: "Model", raw: dict[str, object], *, creating: bool) -> dict[str, object] | Outcome:
+    """The attributes as values, or the error outcome of the first invalid one."""
+    from model.core import ModelUsageError
+
+    p = model.profile
+    parsed: dict[str, object] = {}
+    ranges = {"VisibilityTimeout": (p.visibility_min, p.visibility_max, "VIS-RANGE", True)}
+    ranges["DelaySeconds"] = (0, p.delay_max, "DELAY-HIDES", p.has_delay)
+    ranges["ReceiveMessageWaitTimeSeconds"] = (0, p.wait_max, "RCV-WAIT-RANGE", p.has_long_poll)
+    for name, value in raw.items():
+        if name in ranges:
+            low, high, rule_id, supported = ranges[name]
+            if not supported:
+                raise ModelUsageError(f"profile {p.name} has no queue attribute {name}")
+            number = _as_int(value)
+            if number is None or not is_int_in(number, low, high):
+                return Outcome(_attribute_error(name, value, p.error_dialect), (rule_id,))
+            parsed[name] = number
+        elif name == "RedrivePolicy":
+            if not p.has_redrive:
+                raise ModelUsageError(f"profile {p.name} has no dead-letter queues")
+            redrive = _redrive(model, value)
+            if isinstance(redrive, ErrorSpec):
+                return Outcome(redrive, ("REDRIVE-DLQ",))
+            parsed[name] = redrive
+        elif name in ("FifoQueue", "ContentBasedDeduplication") and creating:
+            parsed[name] = str(value).lower() == "true"
+        else:
+            raise ModelUsageError(f"the model does not know queue attribute {name!r}")
+    if parsed.get("FifoQueue", False) != p.fifo and creating:
+        raise ModelUsageError(f"profile {p.name} queues have FifoQueue={p.fifo}")
+    return parsed
+
+
+def _attribute_error(name: str, value: object, dialect: str) -> ErrorSpec:
+    if dialect == "smq":
+        return errors.out_of_range(name, value, dialect)
+    return errors.attribute_out_of_range(name, value)
+
+
+def _redrive(model: "Model", value: object) -> Redrive | ErrorSpec | None:
+    from model.core import ModelUsageError
+
+    if value is None or value == "":
+        return None
+    policy = json.loads(value) if isinstance(value, str) else dict(value)  # type: ignore[arg-type]
+    target = policy.get("deadLetterTargetQueue")
+    if target not in model.queues:
+        raise ModelUsageError(f"dead-letter queue {target!r} is not in the model")
+    count = _as_int(policy.get("maxReceiveCount"))
+    if count is None or not is_int_in(count, 1, 1000):
+        return errors.attribute_out_of_range("RedrivePolicy", value)
+    return Redrive(target, count)
+
+
+def new_queue(profile: "Profile", name: str, parsed: dict[str, object], now: float) -> Queue:
+    settings = {
+        "VisibilityTimeout": Setting(profile.visibility_default),
+        "DelaySeconds": Setting(0),
+        "ReceiveMessageWaitTimeSeconds": Setting(0),
+        "RedrivePolicy": Setting(None),
+    }
+    for key, value in parsed.items():
+        if key in settings:
+            settings[key] = Setting(value)
+    return Queue(name, profile.fifo, settings, content_based_dedup=bool(parsed.get("ContentBasedDeduplication")))
+
+
+def category(state, queue: str, now: float) -> str | None:
+    """Which ApproximateNumberOf... count a message state falls in, if any."""
+    if not state.live_in(queue):
+        return None
+    if now >= state.visible_at:
+        return VISIBLE
+    return DELAYED if state.hidden is Hidden.DELAY else NOT_VISIBLE
+
+
+@dataclass
+class AttributesExpectation:
+    """Counts may lie between what every possible state agrees on and what any allows (ATTR-COUNTS)."""
+
+    model: "Model"
+    queue: Queue
+    now: float
+    rules: tuple[str, ...] = ("ATTR-COUNTS",)
+
+    def bounds(self) -> dict[str, tuple[int, int]]:
+        low = dict.fromkeys(COUNTS, 0)
+        high = dict.fromkeys(COUNTS, 0)
+        for message in self.model.messages_in(self.queue.name):
+            kinds = {category(s, self.queue.name, self.now) for s in message.states}
+            for kind in kinds - {None}:
+                high[kind] += 1  # type: ignore[index]
+            if len(kinds) == 1 and None not in kinds:
+                low[kinds.pop()] += 1  # type: ignore[index]
+        return {k: (low[k], high[k]) for k in COUNTS}
+
+    def settings(self) -> dict[str, tuple[str, ...]]:
+        propagation = self.model.profile.attribute_propagation_seconds
+        return {name: tuple(str(v) for v in self.queue.setting(name, self.now, propagation)) for name in SETTINGS}
+
+    def canonical(self) -> Outcome:
+        counts = dict.fromkeys(COUNTS, 0)
+        for message in self.model.messages_in(self.queue.name):
+            kind = category(message.states[0], self.queue.name, self.now)
+            if kind is not None:
+                counts[kind] += 1
+        shown = {k: str(v) for k, v in counts.items()}
+        shown.update({name: values[0] for name, values in self.settings().items()})
+        return Outcome(AttributesOk(shown), self.rules)
+
+    def check(self, observed: Response) -> Verdict:
+        if not isinstance(observed, AttributesOk):
+            problem = Divergence(self.rules, "AttributesOk", describe(observed))
+            return Verdict(Outcome(observed, self.rules), (problem,))
+        problems = []
+        for name, (low, high) in self.bounds().items():
+            value = _as_int(observed.attributes.get(name))
+            if value is None or not low <= value <= high:
+                problems.append(Divergence(self.rules, f"{name} in [{low}, {high}]", f"{name}={value}"))
+        for name, allowed in self.settings().items():
+            value = observed.attributes.get(name)
+            if value is not None and value not in allowed:
+                rule_id = "VIS-DEFAULT" if name == "VisibilityTimeout" else "QATTR-LATER-RECEIVES"
+                problems.append(Divergence((rule_id,), f"{name} in {allowed}", f"{name}={value}"))
+        return Verdict(Outcome(observed, self.rules), tuple(problems))

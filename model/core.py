@@ -1,0 +1,522 @@
+"""The reference model: pure, deterministic, time passed in by the caller (seconds, float).
+
+    model = Model("sqs-standard")
+    response, outcome = model.step(op, now)          # the model as a queue: its canonical outcome
+    verdict = model.observe(op, now, observed)       # the model as a checker: narrow by what a target did
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Iterable
+
+from model import attributes, errors
+from model.outcomes import (
+    BatchExpectation, Effects, Enumerated, Expectation, Outcome, Verdict, concrete,
+)
+from model.profiles import Profile, get_profile
+from model.state import Gone, HandleInfo, Hidden, Message, MessageState, Queue
+from model.validation import batch_errors, is_int_in
+from model.values import (
+    ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, DeleteEntry,
+    DeleteMessage, DeleteMessageBatch, ErrorSpec, GetQueueAttributes, Ok, Operation, PeekMessage, PeekOk,
+    PurgeQueue, ReceiveMessage, ReceivedMessage, Response, SendMessage, SendOk, SetQueueAttributes,
+)
+
+
+class ModelUsageError(ValueError):
+    """The caller asked the model something outside its language (unknown queue, an operation the profile
+    lacks). Not a verdict on any target."""
+
+
+@dataclass(frozen=True)
+class ReceiptView:
+    """What a test generator needs to aim at the edges of one in-flight receipt."""
+
+    handle: str
+    message_id: str
+    deadline: float
+    ceiling: float | None
+
+
+class Model:
+    def __init__(self, profile: Profile | str) -> None:
+        self.profile = profile if isinstance(profile, Profile) else get_profile(profile)
+        self.queues: dict[str, Queue] = {}
+        self.messages: dict[str, Message] = {}
+        self.handles: dict[str, HandleInfo] = {}
+        self._next_message = 0
+        self._next_handle = 0
+        self._next_seq = 0
+
+    # --- the two ways to use the model -----------------------------------------------------------------
+
+    def step(self, op: Operation, now: float) -> tuple[Response, Outcome]:
+        outcome = self.expect(op, now).canonical()
+        self.commit(outcome)
+        return concrete(outcome.response), outcome
+
+    def observe(self, op: Operation, now: float, observed: Response) -> Verdict:
+        verdict = self.expect(op, now).check(observed)
+        self.commit(verdict.outcome)
+        return verdict
+
+    def expect(self, op: Operation, now: float) -> Expectation:
+        handler = _HANDLERS.get(type(op))
+        if handler is None:
+            raise ModelUsageError(f"the model has no operation {type(op).__name__}")
+        return handler(self, op, now)
+
+    def commit(self, outcome: Outcome) -> None:
+        effects = outcome.effects
+        for message in effects.new_messages:
+            self.messages[message.id] = message
+            self.queues[message.states[0].queue].message_ids.append(message.id)
+        for message_id, states in effects.states.items():
+            message = self.messages[message_id]
+            for queue_name in {s.queue for s in states} - {s.queue for s in message.states}:
+                self.queues[queue_name].message_ids.append(message_id)  # redriven to a dead-letter queue
+            message.states = states
+        self.handles.update(effects.handles)
+        for update in effects.queue_updates:
+            update()
+
+    # --- views for generators and tests --------------------------------------------------------------------
+
+    def queue(self, name: str) -> Queue:
+        try:
+            return self.queues[name]
+        except KeyError:
+            raise ModelUsageError(f"no queue {name!r} in the model") from None
+
+    def messages_in(self, queue: str) -> Iterable[Message]:
+        for message_id in self.queue(queue).message_ids:
+            message = self.messages[message_id]
+            if any(s.live_in(queue) for s in message.states):
+                yield message
+
+    def receipts(self, queue: str, now: float) -> list[ReceiptView]:
+        """Every in-flight receipt with its deadline and its 12-hour ceiling."""
+        views = []
+        for message in self.messages_in(queue):
+            for s in message.states:
+                if s.live_in(queue) and s.in_flight(now) and s.receipt is not None:
+                    views.append(ReceiptView(s.receipt, message.id, s.visible_at, self._ceiling(s)))
+        return views
+
+    def delayed(self, queue: str, now: float) -> list[tuple[str, float]]:
+        """Every message still delayed or locked, with the time it is released."""
+        return [(m.id, s.visible_at) for m in self.messages_in(queue) for s in m.states
+                if s.live_in(queue) and s.hidden in (Hidden.DELAY, Hidden.LOCK) and s.visible_at > now]
+
+    def edges(self, queue: str, now: float) -> list[float]:
+        """Future times at which something in the queue changes: deadlines, ceilings, releases."""
+        times = {r.deadline for r in self.receipts(queue, now)}
+        times |= {r.ceiling for r in self.receipts(queue, now) if r.ceiling is not None}
+        times |= {t for _, t in self.delayed(queue, now)}
+        return sorted(t for t in times if t > now)
+
+    # --- helpers shared by the operations -------------------------------------------------------------------
+
+    def mint_handle(self) -> str:
+        self._next_handle += 1
+        return f"rh-{self._next_handle}"
+
+    def _ceiling(self, s: MessageState) -> float | None:
+        if self.profile.ceiling_seconds is None or s.received_at is None:
+            return None
+        return s.received_at + self.profile.ceiling_seconds
+
+    def visibility_values(self, queue: Queue, now: float) -> tuple[int, ...]:
+        return queue.setting("VisibilityTimeout", now, self.profile.attribute_propagation_seconds)  # type: ignore
+
+    def _range_error(self, value: object) -> ErrorSpec | None:
+        p = self.profile
+        if is_int_in(value, p.visibility_min, p.visibility_max):
+            return None
+        return errors.out_of_range("VisibilityTimeout", value, p.error_dialect)
+
+    def _sqs(self) -> bool:
+        return self.profile.error_dialect == "sqs"
+
+
+# --- queue lifecycle and attributes ----------------------------------------------------------------------
+
+def _create_queue(model: Model, op: CreateQueue, now: float) -> Expectation:
+    if op.queue in model.queues:
+        raise ModelUsageError(f"queue {op.queue!r} exists already")
+    parsed = attributes.parse(model, op.attributes, creating=True)
+    if isinstance(parsed, Outcome):
+        return Enumerated([parsed])
+
+    def create() -> None:
+        model.queues[op.queue] = attributes.new_queue(model.profile, op.queue, parsed, now)
+
+    rules = ("VIS-DEFAULT",) if "VisibilityTimeout" not in parsed else ("VIS-RANGE",)
+    return Enumerated([Outcome(Ok(), rules, Effects(queue_updates=(create,)))])
+
+
+def _set_attributes(model: Model, op: SetQueueAttributes, now: float) -> Expectation:
+    queue = model.queue(op.queue)
+    parsed = attributes.parse(model, op.attributes, creating=False)
+    if isinstance(parsed, Outcome):
+        return Enumerated([parsed])
+
+    def apply() -> None:
+        for name, value in parsed.items():
+            queue.settings[name] = queue.settings[name].set(value, now)
+
+    rules = ("QATTR-LATER-RECEIVES",) if "VisibilityTimeout" in parsed else ()
+    return Enumerated([Outcome(Ok(), rules + ("VIS-RANGE",), Effects(queue_updates=(apply,)))])
+
+
+def _get_attributes(model: Model, op: GetQueueAttributes, now: float) -> Expectation:
+    return attributes.AttributesExpectation(model, model.queue(op.queue), now)
+
+
+# --- send ---------------------------------------------------------------------------------------------------
+
+def _send(model: Model, op: SendMessage, now: float) -> Expectation:
+    queue = model.queue(op.queue)
+    p = model.profile
+    if queue.fifo:
+        if op.group_id is None:
+            return _error(errors.missing_group_id(), "FIFO-SEND-PARAMS")
+        if op.delay_seconds is not None:
+            return _error(errors.fifo_message_delay(op.delay_seconds), "FIFO-SEND-PARAMS")
+        dedup_id = op.dedup_id
+        if dedup_id is None and queue.content_based_dedup:
+            dedup_id = hashlib.sha256(op.body.encode()).hexdigest()
+        if dedup_id is None:
+            return _error(errors.missing_dedup_id(), "FIFO-SEND-PARAMS")
+        earlier = queue.dedup.get(dedup_id)
+        if earlier is not None and now < earlier[1] + p.dedup_window_seconds:
+            return Enumerated([Outcome(SendOk(earlier[0]), ("FIFO-DEDUP",))])
+    else:
+        dedup_id = None
+    rules: tuple[str, ...] = ()
+    if op.delay_seconds is not None:
+        if not p.has_delay:
+            raise ModelUsageError(f"profile {p.name} has no per-message delay")
+        if not is_int_in(op.delay_seconds, 0, p.delay_max):
+            return _error(errors.out_of_range("DelaySeconds", op.delay_seconds, p.error_dialect), "DELAY-HIDES")
+        delays: tuple[int, ...] = (op.delay_seconds,)
+    else:
+        delays = queue.setting("DelaySeconds", now, p.attribute_propagation_seconds)  # type: ignore[assignment]
+    if any(delays):
+        rules = ("DELAY-HIDES",)
+    model._next_message += 1
+    model._next_seq += 1
+    message_id = f"msg-{model._next_message}"
+    states = tuple(
+        MessageState(queue=op.queue, visible_at=now + d, hidden=Hidden.DELAY if d else Hidden.NONE,
+                     why=("DELAY-HIDES",) if d else ())
+        for d in delays
+    )
+    message = Message(message_id, op.body, model._next_seq, now, op.group_id, states)
+    updates = ()
+    if dedup_id is not None:
+        updates = (lambda: queue.dedup.__setitem__(dedup_id, (message_id, now)),)
+    effects = Effects(new_messages=(message,), queue_updates=updates)
+    return Enumerated([Outcome(SendOk(message_id), rules, effects, minted=frozenset({message_id}))])
+
+
+# --- change visibility --------------------------------------------------------------------------------------
+
+def _change(model: Model, op: ChangeMessageVisibility, now: float) -> Expectation:
+    return Enumerated(_change_outcomes(model, op.queue, op.receipt_handle, op.visibility_timeout, now))
+
+
+def _change_outcomes(model: Model, queue_name: str, handle: str, value: object, now: float) -> list[Outcome]:
+    model.queue(queue_name)
+    range_error = model._range_error(value)
+    if range_error is not None:
+        return [Outcome(range_error, ("VIS-RANGE",))]
+    v = float(value)  # type: ignore[arg-type]
+    info = model.handles.get(handle)
+    if info is None or info.queue != queue_name:
+        locked = _lock_target(model, queue_name, handle)
+        if locked is not None:
+            return _per_state(locked, lambda s: _lock(s, now, v))
+        specs = errors.malformed_handle(handle, with_text=False, dialect=model.profile.error_dialect)
+        return [Outcome(spec, ("HANDLE-MALFORMED",)) for spec in specs]
+    message = model.messages[info.message_id]
+    return _per_state(message, lambda s: _change_state(model, message, s, handle, info, now, v))
+
+
+def _lock_target(model: Model, queue_name: str, handle: str) -> Message | None:
+    """sqs-2008: a message never received is addressed by its message id, and a change locks it."""
+    if not model.profile.lock_unreceived:
+        return None
+    message = model.messages.get(handle)
+    if message is None or not all(s.live_in(queue_name) and s.receive_count == 0 for s in message.states):
+        return None
+    return message
+
+
+def _lock(s: MessageState, now: float, v: float) -> list[tuple[object, tuple[str, ...], MessageState | None]]:
+    why = ("LOCK-UNRECEIVED",)
+    locked = s.evolve(visible_at=now + v, hidden=Hidden.LOCK, changed_at=now, was_locked=True, why=why)
+    return [(ChangeOk(), why, locked)]
+
+
+def _change_state(model: Model, message: Message, s: MessageState, handle: str, info: HandleInfo, now: float,
+                  v: float):
+    """Outcomes of a change on one possible state of the message: (response, rules, new state or None)."""
+    p = model.profile
+    if not s.live_in(info.queue):
+        if p.error_dialect == "smq":
+            return [(errors.smq_message_not_exist(), ("SMQ-INVISIBLE-ONLY",), None)]
+        rules = ("CMV-DELETED",) if s.queue == info.queue else ("CMV-DELETED", "REDRIVE-DLQ")
+        return [(errors.not_available_for_change(), rules, None)]
+    current = s.receipt == handle
+    in_flight = s.in_flight(now)
+    if p.error_dialect == "smq":
+        if not (current and in_flight):
+            rule = "SMQ-NEW-HANDLE" if not current else "SMQ-INVISIBLE-ONLY"
+            return [(errors.smq_message_not_exist(), (rule,), None)]
+        return [_accepted(model, s, now, v, new_handle=True)]
+    if in_flight and (current or p.stale_handles_work and not p.fifo):
+        accepted = _accepted(model, s, now, v)
+        if not current:
+            accepted = (accepted[0], ("CMV-STALE",) + accepted[1], accepted[2])
+        return [_ceiling_check(model, message, s, now, v, accepted)]
+    # Past the deadline, or a stale handle of an earlier receive: the hedged rows.
+    if p.fifo:
+        rules = ("CMV-FIFO-EXPIRED",)
+        return [(errors.handle_expired(), rules, None)] + _expired_accepts(model, message, s, now, v, rules)
+    rules = ("CMV-EXPIRED",) if current else ("CMV-STALE", "CMV-EXPIRED")
+    return _expired_accepts(model, message, s, now, v, rules)
+
+
+def _expired_accepts(model: Model, message: Message, s: MessageState, now: float, v: float,
+                     rules: tuple[str, ...]):
+    """HTTP 200; the message may or may not be hidden again (EVIDENCE.md: 'allow both')."""
+    hidden = _accepted(model, s, now, v)
+    results = [_ceiling_check(model, message, s, now, v, (hidden[0], rules + hidden[1], hidden[2]))]
+    results.append((ChangeOk(), rules, s))
+    return results
+
+
+def _accepted(model: Model, s: MessageState, now: float, v: float, new_handle: bool = False):
+    deadline = now + v
+    if v == 0:
+        why = ("VIS-TERMINATE",)
+    elif deadline < s.visible_at:
+        why = ("VIS-SHORTEN",)
+    else:
+        why = ("VIS-EXTEND-NONADDITIVE",)
+    changes = dict(visible_at=deadline, hidden=Hidden.RECEIPT, changed_at=now, why=why)
+    response: object = ChangeOk()
+    if new_handle:
+        handle = model.mint_handle()
+        changes["receipt"] = handle
+        response = ChangeOk(handle, int(round(deadline * 1000)))
+        why = why + ("SMQ-NEW-HANDLE",)
+    return (response, why, s.evolve(**changes))
+
+
+def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, v: float, accepted):
+    """VIS-CEILING: reject, never clip, a deadline beyond the receive + 43200 s."""
+    ceiling = model._ceiling(s)
+    if ceiling is None:
+        return accepted
+    deadline = now + v
+    rules = _ceiling_rules(model, message.sent_at, s, deadline, ceiling)
+    if deadline > ceiling:
+        return (errors.beyond_ceiling(int(v)), rules, None)
+    return (accepted[0], accepted[1] + rules, accepted[2])
+
+
+def _ceiling_rules(model: Model, sent_at: float, s: MessageState, deadline: float, ceiling: float
+                   ) -> tuple[str, ...]:
+    """Which ceiling rules this decision depends on (a wrong base or a reset would flip it)."""
+    limit = model.profile.ceiling_seconds or 0
+    rules: list[str] = []
+    if deadline > ceiling - 1:
+        rules.append("VIS-CEILING")
+    if (deadline > sent_at + limit) != (deadline > ceiling):
+        rules.append("VIS-CEILING-FROM-RECEIVE")
+    if s.changed_at is not None and (deadline > s.changed_at + limit) != (deadline > ceiling):
+        rules.append("VIS-CEILING-NO-RESET")
+    return tuple(rules)
+
+
+def _per_state(message: Message, outcomes_of) -> list[Outcome]:
+    """Apply a per-state rule to every state the message may be in; group the results by response."""
+    grouped: dict[object, tuple[tuple[str, ...], list[MessageState]]] = {}
+    for s in message.states:
+        for response, rules, new_state in outcomes_of(s):
+            key = _response_key(response)
+            prior_rules, states = grouped.setdefault(key, (rules, []))
+            if rules != prior_rules:
+                grouped[key] = (tuple(dict.fromkeys(prior_rules + rules)), states)
+            states.append(new_state if new_state is not None else s)
+    result = []
+    for key, (rules, states) in grouped.items():
+        response = key[1]
+        new_states = tuple(dict.fromkeys(states))
+        effects = Effects() if new_states == message.states else Effects(states={message.id: new_states})
+        minted = frozenset({response.receipt_handle}) if isinstance(response, ChangeOk) and response.receipt_handle \
+            else frozenset()
+        if minted:
+            effects.handles[response.receipt_handle] = HandleInfo(
+                message.id, new_states[0].queue, new_states[0].received_at or 0.0)
+        result.append(Outcome(response, rules, effects, minted))
+    return result
+
+
+def _response_key(response: object) -> tuple[str, object]:
+    return (type(response).__name__ + repr(response), response)
+
+
+# --- delete ---------------------------------------------------------------------------------------------
+
+def _delete(model: Model, op: DeleteMessage, now: float) -> Expectation:
+    return Enumerated(_delete_outcomes(model, op.queue, op.receipt_handle, now))
+
+
+def _delete_outcomes(model: Model, queue_name: str, handle: str, now: float) -> list[Outcome]:
+    model.queue(queue_name)
+    info = model.handles.get(handle)
+    if info is None or info.queue != queue_name:
+        specs = errors.malformed_handle(handle, with_text=True, dialect=model.profile.error_dialect)
+        return [Outcome(spec, ("HANDLE-MALFORMED",)) for spec in specs]
+    message = model.messages[info.message_id]
+    return _per_state(message, lambda s: _delete_state(model, s, handle, info, now))
+
+
+def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, now: float):
+    p = model.profile
+    deleted = s.evolve(gone=Gone.DELETED, why=("DEL-REMOVES",))
+    if s.gone is not Gone.NO:
+        if p.error_dialect == "smq":
+            return [(errors.smq_message_not_exist(), ("SMQ-NEW-HANDLE",), None)]
+        return [(Ok(), ("DEL-IDEMPOTENT",), None)]
+    if s.queue != info.queue:  # redriven away: this queue no longer holds it
+        return [(Ok(), ("REDRIVE-DLQ", "DEL-STALE"), None)]
+    current = s.receipt == handle
+    in_flight = s.in_flight(now)
+    if current and in_flight:
+        return [(Ok(), ("DEL-REMOVES",), deleted)]
+    if p.error_dialect == "smq":
+        rule = ("SMQ-NEW-HANDLE",)
+        if not current:
+            return [(errors.smq_message_not_exist(), rule, None)]
+        return [(errors.smq_message_not_exist(), rule, None), (Ok(), rule, deleted)]
+    if p.fifo:
+        return [(errors.handle_expired(), ("DEL-FIFO-EXPIRED",), None)]
+    if current:
+        return [(Ok(), ("DEL-EXPIRED",), deleted)]
+    stale = [(Ok(), ("DEL-STALE",), deleted), (Ok(), ("DEL-STALE",), None)]
+    if now - info.received_at > (p.ceiling_seconds or 43200):
+        stale.append((errors.handle_expired(), ("DEL-STALE",), None))
+    return stale
+
+
+# --- batches --------------------------------------------------------------------------------------------
+
+def _change_batch(model: Model, op: ChangeMessageVisibilityBatch, now: float) -> Expectation:
+    return _batch(model, op.queue, op.entries, lambda e: _change_outcomes(
+        model, op.queue, e.receipt_handle, e.visibility_timeout, now))
+
+
+def _delete_batch(model: Model, op: DeleteMessageBatch, now: float) -> Expectation:
+    return _batch(model, op.queue, op.entries, lambda e: _delete_outcomes(model, op.queue, e.receipt_handle, now))
+
+
+def _batch(model: Model, queue: str, entries: tuple[ChangeEntry | DeleteEntry, ...], single) -> Expectation:
+    if not model.profile.has_batches:
+        raise ModelUsageError(f"profile {model.profile.name} has no batch operations")
+    model.queue(queue)
+    invalid = batch_errors([e.id for e in entries], model.profile.batch_max_entries)
+    if invalid:
+        return Enumerated(invalid)
+    return BatchExpectation([(e.id, Enumerated(single(e))) for e in entries])
+
+
+# --- purge and peek -------------------------------------------------------------------------------------------
+
+def _purge(model: Model, op: PurgeQueue, now: float) -> Expectation:
+    if not model.profile.has_purge:
+        raise ModelUsageError(f"profile {model.profile.name} has no PurgeQueue")
+    queue = model.queue(op.queue)
+    if queue.last_purge_at is not None and now < queue.last_purge_at + model.profile.purge_interval_seconds:
+        return _error(errors.purge_in_progress(), "PURGE-IN-PROGRESS")
+    states = {}
+    for message in model.messages_in(op.queue):
+        states[message.id] = tuple(dict.fromkeys(
+            s.evolve(gone=Gone.PURGED, why=("PURGE-ALL",)) if s.live_in(op.queue) else s for s in message.states))
+
+    def remember() -> None:
+        queue.last_purge_at = now
+
+    return Enumerated([Outcome(Ok(), ("PURGE-ALL", "PURGE-IN-PROGRESS"), Effects(states, queue_updates=(remember,)))])
+
+
+@dataclass
+class PeekExpectation:
+    model: Model
+    queue: str
+    max_messages: int
+    rules: tuple[str, ...] = ("PEEK-NO-CHANGE",)
+
+    def canonical(self) -> Outcome:
+        live = [m for m in self.model.messages_in(self.queue)][: self.max_messages]
+        seen = tuple(_peeked(m, m.states[0]) for m in live)
+        return Outcome(PeekOk(seen), self.rules)
+
+    def check(self, observed: Response) -> Verdict:
+        from model.outcomes import Divergence, describe
+
+        if not isinstance(observed, PeekOk):
+            return Verdict(Outcome(observed, self.rules), (Divergence(self.rules, "PeekOk", describe(observed)),))
+        problems = []
+        for seen in observed.messages:
+            message = self.model.messages.get(seen.message_id or "")
+            fits = message is not None and any(
+                s.live_in(self.queue) and seen.receive_count in (None, s.receive_count) for s in message.states)
+            if not fits:
+                why = ("PEEK-NO-CHANGE",) + (("DEL-REMOVES",) if message is not None else ())
+                problems.append(Divergence(why, "a live message, unchanged", f"peeked {seen.message_id}"))
+        if len(observed.messages) > self.max_messages:
+            problems.append(Divergence(self.rules, f"at most {self.max_messages}", str(len(observed.messages))))
+        return Verdict(Outcome(observed, self.rules), tuple(problems))
+
+
+def _peeked(message: Message, s: MessageState) -> ReceivedMessage:
+    return ReceivedMessage(message.id, message.body, None, s.receive_count,
+                           int(s.first_receive_at * 1000) if s.first_receive_at is not None else None)
+
+
+def _peek(model: Model, op: PeekMessage, now: float) -> Expectation:
+    if not model.profile.has_peek:
+        raise ModelUsageError(f"profile {model.profile.name} has no peek")
+    model.queue(op.queue)
+    return PeekExpectation(model, op.queue, op.max_messages)
+
+
+def _error(spec: ErrorSpec, *rules: str) -> Enumerated:
+    return Enumerated([Outcome(spec, rules)])
+
+
+def _receive(model: Model, op: ReceiveMessage, now: float) -> Expectation:
+    from model.receive import expect_receive
+
+    return expect_receive(model, op, now)
+
+
+_HANDLERS = {
+    CreateQueue: _create_queue,
+    SetQueueAttributes: _set_attributes,
+    GetQueueAttributes: _get_attributes,
+    SendMessage: _send,
+    ReceiveMessage: _receive,
+    ChangeMessageVisibility: _change,
+    ChangeMessageVisibilityBatch: _change_batch,
+    DeleteMessage: _delete,
+    DeleteMessageBatch: _delete_batch,
+    PurgeQueue: _purge,
+    PeekMessage: _peek,
+}

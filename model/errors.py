@@ -1,0 +1,144 @@
+"""Every error the model can expect, in one place: code, text pattern (where the evidence records it), status.
+
+Handles inside texts are matched loosely (`.+`): the target's handle is not the model's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from model.values import ErrorSpec
+
+INVALID_PARAMETER_VALUE = "InvalidParameterValue"
+INVALID_ATTRIBUTE_VALUE = "InvalidAttributeValue"
+RECEIPT_HANDLE_IS_INVALID = "ReceiptHandleIsInvalid"
+TOO_MANY_ENTRIES = "AWS.SimpleQueueService.TooManyEntriesInBatchRequest"
+EMPTY_BATCH = "AWS.SimpleQueueService.EmptyBatchRequest"
+INVALID_BATCH_ENTRY_ID = "AWS.SimpleQueueService.InvalidBatchEntryId"
+BATCH_IDS_NOT_DISTINCT = "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
+MISSING_PARAMETER = "MissingParameter"
+OVER_LIMIT = "OverLimit"
+PURGE_IN_PROGRESS = "AWS.SimpleQueueService.PurgeQueueInProgress"
+SMQ_MESSAGE_NOT_EXIST = "MessageNotExist"
+SMQ_INVALID_ARGUMENT = "InvalidArgument"
+
+_DOT = r"\.?"  # AWS texts were seen with and without a trailing period
+
+
+def _invalid_value(parameter: str, value: object, reason: str | None) -> ErrorSpec:
+    shown = re.escape(str(value))
+    if reason is None:
+        return ErrorSpec(INVALID_PARAMETER_VALUE, None, 400, f"Value {value} for parameter {parameter} is invalid.")
+    return ErrorSpec(
+        INVALID_PARAMETER_VALUE,
+        rf"Value {shown} for parameter {parameter} is invalid\. Reason: {re.escape(reason.rstrip('.'))}{_DOT}",
+        400,
+        f"Value {value} for parameter {parameter} is invalid. Reason: {reason}",
+    )
+
+
+def out_of_range(parameter: str, value: object, dialect: str) -> ErrorSpec:
+    """A request parameter outside its range where the evidence records no text (VIS-RANGE, DELAY-HIDES)."""
+    if dialect == "smq":
+        return ErrorSpec(SMQ_INVALID_ARGUMENT, None, 400, f"{parameter} is out of range")
+    return _invalid_value(parameter, value, None)
+
+
+def attribute_out_of_range(name: str, value: object) -> ErrorSpec:
+    return ErrorSpec(INVALID_ATTRIBUTE_VALUE, None, 400, f"Invalid value for the parameter {name}.")
+
+
+def max_messages_out_of_range(value: object) -> ErrorSpec:
+    return _invalid_value("MaxNumberOfMessages", value, "Must be between 1 and 10, if provided.")
+
+
+def wait_out_of_range(value: object) -> ErrorSpec:
+    return _invalid_value("WaitTimeSeconds", value, "Must be >= 0 and <= 20, if provided.")
+
+
+def beyond_ceiling(value: object) -> ErrorSpec:
+    return _invalid_value(
+        "VisibilityTimeout", value, "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]."
+    )
+
+
+def not_available_for_change() -> ErrorSpec:
+    return ErrorSpec(
+        INVALID_PARAMETER_VALUE,
+        r"Value .+ for parameter ReceiptHandle is invalid\. Reason: Message does not exist or is not available "
+        rf"for visibility timeout change{_DOT}",
+        400,
+        "Value <handle> for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not "
+        "available for visibility timeout change.",
+    )
+
+
+def handle_expired() -> ErrorSpec:
+    return ErrorSpec(
+        INVALID_PARAMETER_VALUE,
+        rf"(Value .+ for parameter ReceiptHandle is invalid\. Reason: )?The receipt handle has expired{_DOT}",
+        400,
+        "Value <handle> for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.",
+    )
+
+
+def malformed_handle(handle: str, *, with_text: bool, dialect: str) -> tuple[ErrorSpec, ...]:
+    """A handle no receive issued. DeleteMessage's text is recorded; ChangeMessageVisibility's is not."""
+    if dialect == "smq":
+        return (ErrorSpec(SMQ_INVALID_ARGUMENT, None, 400, "invalid receipt handle"),
+                ErrorSpec(SMQ_MESSAGE_NOT_EXIST, None, 404, "Message not exist."))
+    if not with_text:
+        return (ErrorSpec(RECEIPT_HANDLE_IS_INVALID, None, 404, "The receipt handle is not valid."),)
+    return (ErrorSpec(
+        RECEIPT_HANDLE_IS_INVALID,
+        r'The input receipt handle ".*" is not a valid receipt handle\.?',
+        404,
+        f'The input receipt handle "{handle}" is not a valid receipt handle.',
+    ),)
+
+
+def smq_message_not_exist() -> ErrorSpec:
+    return ErrorSpec(SMQ_MESSAGE_NOT_EXIST, None, 404, "Message not exist.")
+
+
+def too_many_entries(count: int) -> ErrorSpec:
+    return ErrorSpec(
+        TOO_MANY_ENTRIES,
+        rf"Maximum number of entries per request are 10\. You have sent {count}{_DOT}",
+        400,
+        f"Maximum number of entries per request are 10. You have sent {count}.",
+    )
+
+
+def empty_batch() -> ErrorSpec:
+    return ErrorSpec(EMPTY_BATCH, None, 400, "There should be at least one SendMessageBatchRequestEntry.")
+
+
+def invalid_batch_entry_id() -> ErrorSpec:
+    return ErrorSpec(INVALID_BATCH_ENTRY_ID, None, 400, "A batch entry id can only contain alphanumeric characters, "
+                     "hyphens and underscores. It can be at most 80 letters long.")
+
+
+def batch_ids_not_distinct() -> ErrorSpec:
+    return ErrorSpec(BATCH_IDS_NOT_DISTINCT, None, 400, "Id entries are not distinct.")
+
+
+def missing_group_id() -> ErrorSpec:
+    return ErrorSpec(MISSING_PARAMETER, None, 400, "The request must contain the parameter MessageGroupId.")
+
+
+def missing_dedup_id() -> ErrorSpec:
+    return ErrorSpec(INVALID_PARAMETER_VALUE, None, 400, "The queue should either have ContentBasedDeduplication "
+                     "enabled or MessageDeduplicationId provided explicitly")
+
+
+def fifo_message_delay(value: object) -> ErrorSpec:
+    return _invalid_value("DelaySeconds", value, None)
+
+
+def over_limit() -> ErrorSpec:
+    return ErrorSpec(OVER_LIMIT, None, 403, "Too many messages in flight.")
+
+
+def purge_in_progress() -> ErrorSpec:
+    return ErrorSpec(PURGE_IN_PROGRESS, None, 403, "Only one PurgeQueue operation is allowed every 60 seconds.")

@@ -1,0 +1,224 @@
+"""Permitted outcomes of one operation, and how an observed response is checked against them.
+
+An `Expectation` is what the model says about one operation at one time. `canonical()` is the one outcome
+the model itself would give (the documented intent first); `check(observed)` accepts any permitted outcome,
+narrows the state by what was observed, or reports a `Divergence` naming the rules broken. Even on a
+divergence `check` returns an outcome to adopt, so that a run goes on and can find the other divergences.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from model.state import HandleInfo, Message, MessageState
+from model.values import BatchOk, ChangeOk, EntryFailure, Error, ErrorSpec, Ok, Response, SendOk
+
+Expected = object  # a Response whose minted ids are placeholders, or an ErrorSpec
+
+
+@dataclass
+class Effects:
+    """How an outcome changes the model. Message states are replaced wholesale per message."""
+
+    states: dict[str, tuple[MessageState, ...]] = field(default_factory=dict)
+    new_messages: tuple[Message, ...] = ()
+    handles: dict[str, HandleInfo] = field(default_factory=dict)
+    queue_updates: tuple[Callable[[], None], ...] = ()
+
+    def merged_with(self, other: "Effects") -> "Effects":
+        """Union of two outcomes that the same observation cannot tell apart."""
+        states = dict(self.states)
+        for message_id, more in other.states.items():
+            states[message_id] = union(states.get(message_id, ()), more)
+        return Effects(states, self.new_messages, {**self.handles, **other.handles}, self.queue_updates)
+
+
+
+def union(a: tuple[MessageState, ...], b: tuple[MessageState, ...]) -> tuple[MessageState, ...]:
+    return a + tuple(s for s in b if s not in a)
+
+
+@dataclass
+class Outcome:
+    response: Expected
+    rules: tuple[str, ...]
+    effects: Effects = field(default_factory=Effects)
+    minted: frozenset[str] = frozenset()  # ids and handles this outcome creates (the target's will differ)
+    notes: tuple[str, ...] = ()  # permitted but worth counting, e.g. "at-least-once redelivery"
+    at: float | None = None  # when the operation took effect (later than the call for a long poll)
+
+
+@dataclass(frozen=True)
+class Divergence:
+    rules: tuple[str, ...]  # most specific first
+    expected: str
+    observed: str
+    message_ids: tuple[str, ...] = ()
+
+    @property
+    def rule(self) -> str:
+        return self.rules[0]
+
+
+@dataclass
+class Verdict:
+    outcome: Outcome
+    divergences: tuple[Divergence, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.divergences
+
+
+class Expectation(Protocol):
+    rules: tuple[str, ...]
+
+    def canonical(self) -> Outcome: ...
+
+    def check(self, observed: Response) -> Verdict: ...
+
+
+def concrete(expected: Expected) -> Response:
+    """The response the model itself gives for an expected one."""
+    return expected.instantiate() if isinstance(expected, ErrorSpec) else expected  # type: ignore[return-value]
+
+
+def describe(value: object) -> str:
+    if isinstance(value, ErrorSpec):
+        return f"error {value.code}" + (f" /{value.pattern}/" if value.pattern else "")
+    if isinstance(value, Error):
+        return f"error {value.code} {value.message!r}"
+    return type(value).__name__
+
+
+def response_matches(expected: Expected, observed: Response, minted: frozenset[str]) -> bool:
+    if isinstance(expected, ErrorSpec):
+        return isinstance(observed, Error) and expected.matches(observed)
+    if type(expected) is not type(observed):
+        return False
+    if isinstance(expected, SendOk):
+        return _same_id(expected.message_id, observed.message_id, minted)  # type: ignore[union-attr]
+    if isinstance(expected, ChangeOk):
+        return (_same_id(expected.receipt_handle, observed.receipt_handle, minted)  # type: ignore[union-attr]
+                and _close(expected.next_visible_ms, observed.next_visible_ms))  # type: ignore[union-attr]
+    return expected == observed
+
+
+def _same_id(expected: str | None, observed: str | None, minted: frozenset[str]) -> bool:
+    """A minted id matches a fresh one from the target (None once translated); others must be equal."""
+    if expected in minted:
+        return observed is None
+    return expected == observed
+
+
+def _close(expected_ms: int | None, observed_ms: int | None, tolerance_ms: int = 1) -> bool:
+    if expected_ms is None or observed_ms is None:
+        return expected_ms == observed_ms
+    return abs(expected_ms - observed_ms) <= tolerance_ms
+
+
+def _ordered_rules(outcomes: list[Outcome]) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for outcome in outcomes:
+        for rule_id in outcome.rules:
+            seen.setdefault(rule_id, None)
+    return tuple(seen)
+
+
+@dataclass
+class Enumerated:
+    """A small explicit list of permitted outcomes, the documented intent first."""
+
+    outcomes: list[Outcome]
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return _ordered_rules(self.outcomes)
+
+    def canonical(self) -> Outcome:
+        return self.outcomes[0]
+
+    def check(self, observed: Response) -> Verdict:
+        matching = [o for o in self.outcomes if response_matches(o.response, observed, o.minted)]
+        if matching:
+            return Verdict(_merge(matching))
+        divergence = Divergence(
+            rules=self.rules,
+            expected=" or ".join(dict.fromkeys(describe(o.response) for o in self.outcomes)),
+            observed=describe(observed),
+        )
+        same_kind = [o for o in self.outcomes if isinstance(o.response, ErrorSpec) == isinstance(observed, Error)]
+        adopted = _merge(same_kind) if same_kind else Outcome(observed, self.rules)
+        return Verdict(adopted, (divergence,))
+
+
+def _merge(outcomes: list[Outcome]) -> Outcome:
+    first = outcomes[0]
+    if len(outcomes) == 1:
+        return first
+    effects = first.effects
+    for other in outcomes[1:]:
+        effects = effects.merged_with(other.effects)
+    notes = tuple(dict.fromkeys(n for o in outcomes for n in o.notes))
+    return Outcome(first.response, _ordered_rules(outcomes), effects, first.minted, notes, first.at)
+
+
+@dataclass
+class BatchExpectation:
+    """A batch that passed validation: each entry is judged as its single call would be (BATCH-PARTIAL)."""
+
+    entries: list[tuple[str, Enumerated]]
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return ("BATCH-PARTIAL",) + _ordered_rules([o for _, e in self.entries for o in e.outcomes])
+
+    def canonical(self) -> Outcome:
+        chosen = [(entry_id, e.canonical()) for entry_id, e in self.entries]
+        return self._combine([(i, o, concrete(o.response)) for i, o in chosen], ()).outcome
+
+    def check(self, observed: Response) -> Verdict:
+        if not isinstance(observed, BatchOk):
+            divergence = Divergence(self.rules, "BatchOk", describe(observed))
+            return Verdict(Outcome(observed, self.rules), (divergence,))
+        by_id: dict[str, Response] = {entry_id: Ok() for entry_id in observed.successful}
+        for failure in observed.failed:
+            by_id[failure.id] = Error(failure.code, failure.message)
+        parts: list[tuple[str, Outcome, Response]] = []
+        divergences: list[Divergence] = []
+        for entry_id, expectation in self.entries:
+            response = by_id.pop(entry_id, None)
+            if response is None:
+                divergences.append(Divergence(("BATCH-PARTIAL",), f"entry {entry_id} reported", "entry missing"))
+                continue
+            verdict = expectation.check(_as_entry_response(response, expectation))
+            parts.append((entry_id, verdict.outcome, response))
+            divergences.extend(verdict.divergences)
+        if by_id:
+            divergences.append(Divergence(("BATCH-PARTIAL",), "only the sent entry ids", f"extra ids {sorted(by_id)}"))
+        return self._combine(parts, tuple(divergences))
+
+    def _combine(self, parts: list[tuple[str, Outcome, Response]], divergences: tuple[Divergence, ...]) -> Verdict:
+        effects = Effects()
+        successful: list[str] = []
+        failed: list[EntryFailure] = []
+        for entry_id, outcome, response in parts:
+            effects.states.update(outcome.effects.states)
+            effects.handles.update(outcome.effects.handles)
+            if isinstance(response, Error):
+                failed.append(EntryFailure(entry_id, response.code, response.message))
+            else:
+                successful.append(entry_id)
+        minted = frozenset().union(*(o.minted for _, o, _ in parts)) if parts else frozenset()
+        outcome = Outcome(BatchOk(tuple(successful), tuple(failed)), self.rules, effects, minted)
+        return Verdict(outcome, divergences)
+
+
+def _as_entry_response(response: Response, expectation: Enumerated) -> Response:
+    """A batch reports success without a body: compare it with the single call's success shape."""
+    if isinstance(response, Ok):
+        for outcome in expectation.outcomes:
+            if isinstance(outcome.response, ChangeOk):
+                return ChangeOk()
+    return response

@@ -1,0 +1,400 @@
+"""ReceiveMessage: which messages may come back, what the receive does to them, and how to judge a response.
+
+The permitted responses are not enumerated (a short poll may return any subset of the visible messages):
+`ReceiveExpectation.check` judges a response message by message, then checks what binds them together
+(how many, FIFO group order, a long poll's duty to return something).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from model import errors
+from model.outcomes import Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, describe
+from model.state import Attempt, HandleInfo, Hidden, Message, MessageState, Queue
+from model.validation import is_int_in
+from model.values import ReceivedMessage, ReceiveMessage, ReceiveOk, Response
+
+if TYPE_CHECKING:
+    from model.core import Model
+
+_MAX_GROUP_COMBINATIONS = 256
+
+
+def expect_receive(model: "Model", op: ReceiveMessage, now: float) -> Expectation:
+    from model.core import ModelUsageError
+
+    p = model.profile
+    queue = model.queue(op.queue)
+    rules: list[str] = []
+    if op.max_messages is not None and p.validates_receive_params:
+        rules.append("RCV-MAX-MESSAGES")
+        if not is_int_in(op.max_messages, 1, p.max_messages_max):
+            return Enumerated([Outcome(errors.max_messages_out_of_range(op.max_messages), ("RCV-MAX-MESSAGES",))])
+    if op.wait_time_seconds is not None and op.wait_time_seconds != 0:
+        if not p.has_long_poll:
+            raise ModelUsageError(f"profile {p.name} has no long polling")
+        rules.append("RCV-WAIT-RANGE")
+        if not is_int_in(op.wait_time_seconds, 0, p.wait_max):
+            return Enumerated([Outcome(errors.wait_out_of_range(op.wait_time_seconds), ("RCV-WAIT-RANGE",))])
+    if op.visibility_timeout is not None:
+        if "RCV-OVERRIDE" not in p.rule_ids:
+            raise ModelUsageError(f"profile {p.name} has no receive VisibilityTimeout")
+        range_error = model._range_error(op.visibility_timeout)
+        if range_error is not None:
+            return Enumerated([Outcome(range_error, ("VIS-RANGE",))])
+        rules.append("RCV-OVERRIDE")
+        visibilities: tuple[int, ...] = (op.visibility_timeout,)
+    else:
+        visibilities = model.visibility_values(queue, now)
+    max_messages = op.max_messages if isinstance(op.max_messages, int) else 1
+
+    if op.wait_time_seconds is not None:
+        waits: tuple[int, ...] = (op.wait_time_seconds,)
+    elif p.has_long_poll:
+        waits = queue.setting("ReceiveMessageWaitTimeSeconds", now, p.attribute_propagation_seconds)  # type: ignore
+    else:
+        waits = (0,)
+    long_poll = min(waits) > 0
+
+    in_flight = sum(1 for m in model.messages_in(queue.name) if all(s.in_flight(now) for s in m.states))
+    if in_flight >= p.inflight_quota and not p.fifo:
+        rules.append("INFLIGHT-QUOTA")
+        if not long_poll:
+            return Enumerated([Outcome(errors.over_limit(), tuple(rules))])
+
+    replay = _replay(model, queue, op.attempt_id, now) if p.fifo and op.attempt_id else None
+    at = _evaluation_time(model, queue, now, max(waits))
+    return ReceiveExpectation(model, queue, op, at, max_messages, visibilities, long_poll,
+                              tuple(rules), replay, quota_reached=in_flight >= p.inflight_quota)
+
+
+def _evaluation_time(model: "Model", queue: Queue, now: float, wait: int) -> float:
+    """A long poll answers at once if a message may be receivable, else when the first one may become so."""
+    if wait <= 0:
+        return now
+    releases = []
+    for message in model.messages_in(queue.name):
+        for s in message.states:
+            if s.live_in(queue.name):
+                if s.visible_at <= now:
+                    return now
+                if s.visible_at <= now + wait:
+                    releases.append(s.visible_at)
+    return min(releases, default=now + wait)
+
+
+def _replay(model: "Model", queue: Queue, attempt_id: str, now: float) -> Attempt | None:
+    """FIFO-ATTEMPT-ID: the earlier receive to repeat, if it is recent and nothing touched its messages."""
+    attempt = queue.attempts.get(attempt_id)
+    if attempt is None or now >= attempt.at + model.profile.attempt_id_window_seconds:
+        return None
+    if any(model.messages[mid].states != states for mid, states in attempt.states.items()):
+        return None
+    return attempt
+
+
+@dataclass
+class _Candidate:
+    message: Message
+    receivable: list[MessageState] = field(default_factory=list)  # returnable now
+    due: list[MessageState] = field(default_factory=list)  # receivable but would pass maxReceiveCount
+    hidden: list[MessageState] = field(default_factory=list)  # live here but not receivable now
+
+
+@dataclass
+class ReceiveExpectation:
+    model: "Model"
+    queue: Queue
+    op: ReceiveMessage
+    at: float
+    max_messages: int
+    visibilities: tuple[int, ...]
+    long_poll: bool
+    base_rules: tuple[str, ...]
+    replay: Attempt | None
+    quota_reached: bool = False
+    timestamp_tolerance_ms: int = 1
+
+    def __post_init__(self) -> None:
+        self.candidates = self._candidates()
+        self.rules = self._exercised_rules()
+
+    # --- what the queue holds at the time of the receive --------------------------------------------------
+
+    def _candidates(self) -> dict[str, _Candidate]:
+        name, at = self.queue.name, self.at
+        redrive = self.queue.redrive if self.model.profile.has_redrive else None
+        result: dict[str, _Candidate] = {}
+        for message in self.model.messages_in(name):
+            candidate = _Candidate(message)
+            for s in message.states:
+                if not s.live_in(name):
+                    continue
+                if s.visible_at > at:
+                    candidate.hidden.append(s)
+                elif redrive is not None and s.receive_count >= redrive.max_receive_count:
+                    candidate.due.append(s)
+                else:
+                    candidate.receivable.append(s)
+            result[message.id] = candidate
+        if self.queue.fifo:
+            self._apply_group_order(result)
+        return result
+
+    def _apply_group_order(self, candidates: dict[str, _Candidate]) -> None:
+        """FIFO: within a group only the visible prefix (up to the first hidden message) is receivable."""
+        self.prefixes: dict[str, list[list[str]]] = {}
+        self.blockers: dict[str, tuple[str, ...]] = {}
+        groups: dict[str, list[_Candidate]] = {}
+        for candidate in candidates.values():
+            groups.setdefault(candidate.message.group_id or "", []).append(candidate)
+        for group_id, members in groups.items():
+            members.sort(key=lambda c: c.message.seq)
+            options = [c.receivable + c.due + c.hidden for c in members]
+            prefixes: list[list[str]] = []
+            allowed: dict[str, set[MessageState]] = {c.message.id: set() for c in members}
+            combos = itertools.islice(itertools.product(*options), _MAX_GROUP_COMBINATIONS)
+            for combo in combos:
+                prefix: list[str] = []
+                for member, s in zip(members, combo):
+                    if s in member.hidden:
+                        self.blockers[group_id] = ("FIFO-VISIBLE-PREFIX",) if prefix else ("FIFO-GROUP-LOCK",)
+                        break
+                    if s in member.receivable:
+                        prefix.append(member.message.id)
+                        allowed[member.message.id].add(s)
+                    # a due message is moved to the dead-letter queue and the prefix goes on past it
+                if prefix not in prefixes:
+                    prefixes.append(prefix)
+            self.prefixes[group_id] = prefixes
+            for member in members:
+                blocked = [s for s in member.receivable if s not in allowed[member.message.id]]
+                member.receivable = [s for s in member.receivable if s in allowed[member.message.id]]
+                member.hidden.extend(blocked)
+
+    def _exercised_rules(self) -> tuple[str, ...]:
+        rules = list(self.base_rules)
+        rules.append("RCV-LONG-POLL" if self.long_poll else "RCV-SHORT-POLL")
+        rules += ["RCV-COUNT", "RCV-FIRST-TIMESTAMP"]
+        for candidate in self.candidates.values():
+            for s in candidate.hidden:
+                rules += list(s.why) + ["RCV-HIDE"]
+            for s in candidate.receivable + candidate.due:
+                rules += list(s.why) + (["RCV-REAPPEAR"] if s.receive_count else [])
+            if candidate.due:
+                rules.append("REDRIVE-DLQ")
+            if candidate.hidden and self.model.profile.at_least_once:
+                rules.append("RCV-AT-LEAST-ONCE")
+        if self.queue.fifo:
+            rules.append("FIFO-ORDER")
+            for blocker in self.blockers.values():
+                rules += blocker
+        if self.replay is not None:
+            rules = ["FIFO-ATTEMPT-ID"]
+        applicable = self.model.profile.rule_ids
+        return tuple(r for r in dict.fromkeys(rules) if r in applicable)
+
+    # --- the model's own answer ---------------------------------------------------------------------------
+
+    def canonical(self) -> Outcome:
+        if self.replay is not None:
+            return Outcome(ReceiveOk(self.replay.messages), self.rules, at=self.at)
+        chosen: list[tuple[Message, list[MessageState]]] = []
+        if self.queue.fifo:
+            for group_id, prefixes in self.prefixes.items():
+                for message_id in prefixes[0] if prefixes else []:
+                    candidate = self.candidates[message_id]
+                    chosen.append((candidate.message, candidate.receivable[:1]))
+        else:
+            for candidate in self.candidates.values():
+                if candidate.receivable:
+                    chosen.append((candidate.message, candidate.receivable[:1]))
+        if self.quota_reached:
+            chosen = []
+        chosen.sort(key=lambda pair: pair[0].seq)
+        return self._outcome(chosen[: self.max_messages], notes=(), moved_all=True)
+
+    # --- judging a target's answer --------------------------------------------------------------------------
+
+    def check(self, observed: Response) -> Verdict:
+        if not isinstance(observed, ReceiveOk):
+            problem = Divergence(self.rules, "ReceiveOk", describe(observed))
+            return Verdict(Outcome(observed, self.rules, at=self.at), (problem,))
+        if self.replay is not None:
+            return self._check_replay(observed)
+        problems: list[Divergence] = []
+        notes: list[str] = []
+        returned: list[tuple[Message, list[MessageState]]] = []
+        seen: set[str] = set()
+        for got in observed.messages:
+            message = self.model.messages.get(got.message_id or "")
+            if message is None or got.message_id in seen or got.body != message.body:
+                problems.append(Divergence(("RCV-INTEGRITY",), "only messages sent to this queue, once each",
+                                           f"message {got.message_id} body {got.body!r}"))
+                continue
+            seen.add(message.id)
+            states, problem, note = self._judge(message, got)
+            if problem is not None:
+                problems.append(problem)
+            if note:
+                notes.append(note)
+            returned.append((message, states))
+        if len(observed.messages) > self.max_messages:
+            problems.append(Divergence(("RCV-MAX-MESSAGES",), f"at most {self.max_messages} messages",
+                                       f"{len(observed.messages)} messages"))
+        if self.queue.fifo:
+            problems += self._check_group_order([m for m, _ in returned])
+        if not observed.messages and self.long_poll:
+            problems += self._missed_by_long_poll()
+        return Verdict(self._outcome(returned, tuple(notes), moved_all=False), tuple(problems))
+
+    def _judge(self, message: Message, got: ReceivedMessage):
+        """The states the returned message may have been in, a divergence if none fits, and a note."""
+        candidate = self.candidates.get(message.id)
+        if candidate is None:  # gone, or in another queue
+            whys = tuple(r for s in message.states for r in s.why) or ("DEL-REMOVES",)
+            return [], Divergence(_dedupe(whys), "not returned: no longer in this queue",
+                                  f"returned {message.id}", (message.id,)), None
+        fitting = [s for s in candidate.receivable if self._attributes_fit(s, got)]
+        if fitting:
+            return fitting, None, None
+        if candidate.receivable:
+            return candidate.receivable, self._attribute_problem(candidate.receivable[0], got, message), None
+        if self.model.profile.at_least_once:
+            in_flight = [s for s in candidate.hidden if s.hidden is Hidden.RECEIPT and self._attributes_fit(s, got)]
+            if in_flight:
+                return in_flight, None, "RCV-AT-LEAST-ONCE"
+        states = candidate.hidden or candidate.due
+        if candidate.due and not candidate.hidden:
+            rules: tuple[str, ...] = ("REDRIVE-DLQ",)
+        else:
+            rules = _dedupe(tuple(r for s in states for r in s.why) + ("RCV-HIDE",))
+            if self.queue.fifo:
+                rules = self.blockers.get(message.group_id or "", ()) + rules
+        expected = f"hidden until {min(s.visible_at for s in states):.3f}"
+        return states, Divergence(_dedupe(rules), expected, f"returned at {self.at:.3f}", (message.id,)), None
+
+    def _attributes_fit(self, s: MessageState, got: ReceivedMessage) -> bool:
+        if "RCV-COUNT" not in self.model.profile.rule_ids:
+            return True
+        if got.receive_count is not None and got.receive_count != s.receive_count + 1:
+            return False
+        if got.first_receive_ms is not None:
+            first = s.first_receive_at if s.first_receive_at is not None else self.at
+            return abs(got.first_receive_ms - first * 1000) <= self.timestamp_tolerance_ms
+        return True
+
+    def _attribute_problem(self, s: MessageState, got: ReceivedMessage, message: Message) -> Divergence:
+        first = s.first_receive_at if s.first_receive_at is not None else self.at
+        if got.receive_count is not None and got.receive_count != s.receive_count + 1:
+            return Divergence(("RCV-COUNT",), f"ApproximateReceiveCount {s.receive_count + 1}",
+                              f"ApproximateReceiveCount {got.receive_count}", (message.id,))
+        return Divergence(("RCV-FIRST-TIMESTAMP",), f"ApproximateFirstReceiveTimestamp {int(first * 1000)}",
+                          f"ApproximateFirstReceiveTimestamp {got.first_receive_ms}", (message.id,))
+
+    def _check_group_order(self, returned: list[Message]) -> list[Divergence]:
+        by_group: dict[str, list[str]] = {}
+        for message in returned:
+            by_group.setdefault(message.group_id or "", []).append(message.id)
+        problems = []
+        for group_id, ids in by_group.items():
+            prefixes = self.prefixes.get(group_id, [])
+            if not any(prefix[: len(ids)] == ids for prefix in prefixes):
+                if any(set(ids) <= set(prefix) for prefix in prefixes):
+                    rules: tuple[str, ...] = ("FIFO-ORDER",)
+                else:
+                    rules = self.blockers.get(group_id, ("FIFO-GROUP-LOCK",)) + ("FIFO-ORDER",)
+                problems.append(Divergence(_dedupe(rules), f"a prefix of {prefixes}", f"group {group_id}: {ids}",
+                                           tuple(ids)))
+        return problems
+
+    def _missed_by_long_poll(self) -> list[Divergence]:
+        """RCV-LONG-POLL: an empty answer while some message was surely receivable."""
+        if self.quota_reached:
+            return []
+        for candidate in self.candidates.values():
+            states = candidate.message.states
+            if candidate.receivable and len(candidate.receivable) == len(states):
+                why = tuple(r for s in states for r in s.why)
+                rules = _dedupe(why + ("RCV-REAPPEAR", "RCV-LONG-POLL") if why else ("RCV-LONG-POLL",))
+                applicable = self.model.profile.rule_ids
+                return [Divergence(tuple(r for r in rules if r in applicable),
+                                   f"{candidate.message.id} returned (visible since {states[0].visible_at:.3f})",
+                                   "empty long poll", (candidate.message.id,))]
+        return []
+
+    def _check_replay(self, observed: ReceiveOk) -> Verdict:
+        expected = [(m.message_id, m.receipt_handle) for m in self.replay.messages]  # type: ignore[union-attr]
+        got = [(m.message_id, m.receipt_handle) for m in observed.messages]
+        outcome = Outcome(observed, self.rules, at=self.at)
+        if got == expected:
+            return Verdict(outcome)
+        return Verdict(outcome, (Divergence(("FIFO-ATTEMPT-ID",), f"the same messages and handles {expected}",
+                                            f"{got}"),))
+
+    # --- the state after the receive ------------------------------------------------------------------------
+
+    def _outcome(self, returned: list[tuple[Message, list[MessageState]]], notes: tuple[str, ...],
+                 moved_all: bool) -> Outcome:
+        effects = Effects()
+        shown: list[ReceivedMessage] = []
+        minted: set[str] = set()
+        returned_ids = set()
+        for message, states in returned:
+            returned_ids.add(message.id)
+            handle = self.model.mint_handle()
+            minted.add(handle)
+            new_states = tuple(dict.fromkeys(r for s in states for r in self._with_visibilities(s, handle)))
+            if not new_states:  # a divergent answer: adopt it as a fresh receive so the run can go on
+                new_states = tuple(self._with_visibilities(message.states[0], handle))
+            effects.states[message.id] = new_states
+            effects.handles[handle] = HandleInfo(message.id, self.queue.name, self.at)
+            first = new_states[0]
+            shown.append(ReceivedMessage(message.id, message.body, handle, first.receive_count,
+                                         int(first.first_receive_at * 1000) if first.first_receive_at is not None
+                                         else None))
+        redrive = self.queue.redrive if self.model.profile.has_redrive else None
+        for message_id, candidate in self.candidates.items():
+            if message_id in returned_ids or not candidate.due or redrive is None:
+                continue
+            moved = tuple(s.evolve(queue=redrive.dead_letter_queue, visible_at=self.at, hidden=Hidden.NONE,
+                                   receipt=None, why=("REDRIVE-DLQ",)) for s in candidate.due)
+            kept = () if moved_all else tuple(candidate.message.states)
+            effects.states[message_id] = tuple(dict.fromkeys(
+                kept + moved + tuple(s for s in candidate.message.states if s not in candidate.due)))
+        updates = ()
+        if self.queue.fifo and self.op.attempt_id and self.replay is None:
+            attempt = Attempt(self.at, tuple(shown),
+                              {mid: states for mid, states in effects.states.items() if mid in returned_ids})
+            attempt_id = self.op.attempt_id
+            updates = (lambda: self.queue.attempts.__setitem__(attempt_id, attempt),)
+        effects.queue_updates = updates
+        return Outcome(ReceiveOk(tuple(shown)), self.rules, effects, frozenset(minted), notes, self.at)
+
+    def _with_visibilities(self, s: MessageState, handle: str) -> list[MessageState]:
+        return [self._received_with(s, handle, v) for v in self.visibilities]
+
+    def _received_with(self, s: MessageState, handle: str, v: int) -> MessageState:
+        why: list[str] = []
+        if s.was_locked:
+            why.append("LOCK-NOT-REMEMBERED")
+        elif s.changed_at is not None:
+            why.append("VIS-NOT-STICKY")
+        if self.op.visibility_timeout is not None:
+            why.append("RCV-OVERRIDE")
+        elif self.queue.settings["VisibilityTimeout"].changed_at is not None:
+            why.append("QATTR-LATER-RECEIVES")
+        why.append("RCV-HIDE")
+        return s.evolve(
+            visible_at=self.at + v, hidden=Hidden.RECEIPT, receipt=handle, received_at=self.at, changed_at=None,
+            receive_count=s.receive_count + 1,
+            first_receive_at=s.first_receive_at if s.first_receive_at is not None else self.at,
+            was_locked=False, why=tuple(why),
+        )
+
+
+def _dedupe(rules: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(rules))

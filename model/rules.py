@@ -1,0 +1,228 @@
+"""The rule catalogue: every behaviour the model checks, with its id, statement, profiles and source.
+
+This is the only place a rule is defined. The model attributes each outcome to rule ids from here; the
+checker and the reports name divergences by these ids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+STANDARD = "sqs-standard"
+FIFO = "sqs-fifo"
+SQS_2008 = "sqs-2008"
+SMQ = "smq"
+
+ALL_PROFILES = frozenset({STANDARD, FIFO, SQS_2008, SMQ})
+CURRENT_SQS = frozenset({STANDARD, FIFO})
+ALL_SQS = frozenset({STANDARD, FIFO, SQS_2008})
+
+
+class Certainty(str, Enum):
+    """How firmly the evidence pins a rule down."""
+
+    FIRM = "firm"  # one permitted outcome
+    HEDGED = "hedged"  # the evidence conflicts or is silent: the model permits several outcomes
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    statement: str
+    profiles: frozenset[str]
+    source: str
+    certainty: Certainty = Certainty.FIRM
+
+    def applies_to(self, profile_name: str) -> bool:
+        return profile_name in self.profiles
+
+
+def _r(id: str, statement: str, profiles: frozenset[str], source: str, hedged: bool = False) -> Rule:
+    return Rule(id, statement, profiles, source, Certainty.HEDGED if hedged else Certainty.FIRM)
+
+
+CATALOGUE: tuple[Rule, ...] = (
+    # --- ranges and defaults -------------------------------------------------------------------------
+    _r("VIS-DEFAULT", "A queue's VisibilityTimeout is 30 s unless set.", ALL_PROFILES,
+       "seed 000: 'Each queue starts with a default setting of 30 seconds'; seed 004: 'Default | 30 seconds'"),
+    _r("VIS-RANGE", "VisibilityTimeout is an integer in the profile's range (SQS 0..43200, SMQ 1..43200) on "
+       "receive, change and the queue attribute; outside it the request is rejected "
+       "(InvalidParameterValue on request parameters, InvalidAttributeValue on queue attributes, "
+       "InvalidArgument on SMQ).", ALL_PROFILES,
+       "EVIDENCE.md rows 'range', 'out-of-range'; seed 002: 'The minimum is 0 seconds. The maximum is 12 hours'; "
+       "EVIDENCE.md SMQ: 'range is 1..43200 s ... 0 is not allowed'"),
+    # --- hide, reappear, override ------------------------------------------------------------------------
+    _r("RCV-HIDE", "A received message is not returned by another receive before its deadline "
+       "(receive time + visibility timeout).", ALL_PROFILES,
+       "seed 000: 'it isn't available to other receive requests for the duration of the visibility timeout'"),
+    _r("RCV-REAPPEAR", "A message not deleted by its deadline becomes receivable again at the deadline.",
+       ALL_PROFILES,
+       "seed 001: 'the message again becomes visible to the ReceiveMessage calls'; seed 004: 'becomes visible "
+       "again'"),
+    _r("RCV-INTEGRITY", "A receive returns only messages sent to that queue, each at most once per response, "
+       "with the body they were sent with.", ALL_PROFILES,
+       "seed 002: 'An Amazon SQS message has three basic states: Sent ... Received ... Deleted'"),
+    _r("RCV-OVERRIDE", "ReceiveMessage(VisibilityTimeout=v) applies v to the returned messages only; the "
+       "queue attribute is unchanged.", ALL_PROFILES - {SMQ},
+       "EVIDENCE.md row 'receive override'; seed 001: 'set a special visibility timeout for the returned "
+       "messages without changing the overall queue timeout'"),
+    # --- changing a message's visibility ---------------------------------------------------------------
+    _r("VIS-EXTEND-NONADDITIVE", "ChangeMessageVisibility(v) sets the deadline to call time + v, never to "
+       "the old deadline + v.", ALL_PROFILES,
+       "seed 000: 'you then have 60 seconds for your timeout (not 10+60 = 70 seconds; the extension isn't "
+       "additive)'; EVIDENCE.md row 'non-additive change'"),
+    _r("VIS-SHORTEN", "A change to a shorter timeout also counts from the call: the message reappears at "
+       "call time + v.", ALL_PROFILES,
+       "seed 002: 'the 10 seconds begin to count from the time that you make the ChangeMessageVisibility call'"),
+    _r("VIS-TERMINATE", "ChangeMessageVisibility(0) makes the message receivable at once.", ALL_SQS,
+       "seed 000: 'call ChangeMessageVisibility with VisibilityTimeout=0 seconds'; seeds 002, 003"),
+    _r("VIS-NOT-STICKY", "A change applies to that receipt only; the next receive uses the queue value (or "
+       "that receive's override).", ALL_PROFILES,
+       "seed 000: 'The extension you request is not stored in memory for that message'; seed 002: 'applies "
+       "only to the particular receipt of the message'"),
+    _r("VIS-CEILING", "A receipt's deadline may not be set beyond its ReceiveMessage + 43200 s; a change "
+       "past that is rejected, not clipped: InvalidParameterValue 'Value N for parameter VisibilityTimeout is "
+       "invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]'.",
+       CURRENT_SQS,
+       "seed 002: 'The maximum visibility timeout is 12 hours from the time that Amazon SQS receives the "
+       "ReceiveMessage request'; EVIDENCE.md row '12-hour ceiling' (aws-sdk-net#794, localstack#3956)"),
+    _r("VIS-CEILING-FROM-RECEIVE", "The 12-hour ceiling counts from the receive that produced the receipt; "
+       "time the message waited in the queue does not count.", CURRENT_SQS,
+       "EVIDENCE.md row '12-hour ceiling': 'Time the message spent waiting before the receive does not count'"),
+    _r("VIS-CEILING-NO-RESET", "Extending the visibility timeout does not reset the 12-hour ceiling.",
+       CURRENT_SQS,
+       "seed 002: 'Extending the visibility timeout does not reset the 12-hour maximum'; seed 003"),
+    _r("QATTR-LATER-RECEIVES", "A change of the queue's VisibilityTimeout applies to later receives only; "
+       "in-flight deadlines do not move; for up to 60 s a receive may still use the old value.", ALL_PROFILES,
+       "EVIDENCE.md row 'queue attribute change' (in-flight not documented to move; propagation up to 60 s)",
+       hedged=True),
+    # --- receipt handles ------------------------------------------------------------------------------
+    _r("HANDLE-MALFORMED", "A malformed receipt handle is rejected with ReceiptHandleIsInvalid.", ALL_SQS,
+       "EVIDENCE.md rows 'CMV, malformed handle', 'DeleteMessage, malformed handle' (VAL)"),
+    _r("CMV-DELETED", "ChangeMessageVisibility on a deleted message is rejected: InvalidParameterValue "
+       "'... Reason: Message does not exist or is not available for visibility timeout change.'", ALL_SQS,
+       "EVIDENCE.md row 'CMV, deleted message' (VAL)"),
+    _r("CMV-EXPIRED", "ChangeMessageVisibility with an expired handle (not yet received again) answers 200; "
+       "whether the message is hidden again is unknown.", ALL_SQS,
+       "EVIDENCE.md row 'CMV, expired handle' (REC 2024-04-30; MessageNotInflight never reproduced)",
+       hedged=True),
+    _r("CMV-STALE", "ChangeMessageVisibility with a stale handle (message received again since) is accepted "
+       "and takes effect on the message.", frozenset({STANDARD, SQS_2008}),
+       "EVIDENCE.md row 'CMV, stale handle after another receive (standard)' (VAL)"),
+    _r("CMV-FIFO-EXPIRED", "On a FIFO queue a change with a handle past its deadline may be rejected as "
+       "expired or accepted; nothing public records which.", frozenset({FIFO}),
+       "EVIDENCE.md: only DeleteMessage is recorded for FIFO after the deadline (REC); CMV is not", hedged=True),
+    _r("DEL-EXPIRED", "DeleteMessage with an expired handle (standard, not yet received again) succeeds and "
+       "deletes the message.", frozenset({STANDARD, SQS_2008}),
+       "EVIDENCE.md row 'DeleteMessage, expired handle' (REC 2025-03-28)"),
+    _r("DEL-STALE", "DeleteMessage with a stale handle succeeds, but the message might not be deleted; a "
+       "handle older than 12 hours may be rejected with 'The receipt handle has expired.'",
+       frozenset({STANDARD, SQS_2008}),
+       "EVIDENCE.md row 'DeleteMessage, stale handle' (DOC; boto3#2898)", hedged=True),
+    _r("DEL-FIFO-EXPIRED", "On a FIFO queue DeleteMessage after the receipt's deadline is rejected: "
+       "InvalidParameterValue '... Reason: The receipt handle has expired.'; inside a deadline that a change "
+       "extended it succeeds.", frozenset({FIFO}),
+       "EVIDENCE.md row 'DeleteMessage, FIFO, after the deadline' (REC 2023, 2025)"),
+    _r("DEL-IDEMPOTENT", "DeleteMessage of an already deleted message with its handle succeeds again.", ALL_SQS,
+       "EVIDENCE.md row 'DeleteMessage twice' (VAL)"),
+    _r("DEL-REMOVES", "A deleted message is never returned again.", ALL_PROFILES,
+       "seed 000: 'the message returns to a subsequent receive request unless you delete it'"),
+    # --- batches ------------------------------------------------------------------------------------------
+    _r("BATCH-MAX-ENTRIES", "A batch has at most 10 entries: AWS.SimpleQueueService.TooManyEntriesInBatchRequest "
+       "'Maximum number of entries per request are 10. You have sent N.'", CURRENT_SQS,
+       "EVIDENCE.md row 'batches' (REC)"),
+    _r("BATCH-EMPTY", "An empty batch is rejected: AWS.SimpleQueueService.EmptyBatchRequest.", CURRENT_SQS,
+       "EVIDENCE.md row 'batches'"),
+    _r("BATCH-ENTRY-ID", "Batch entry ids match [A-Za-z0-9_-]{1,80}: else "
+       "AWS.SimpleQueueService.InvalidBatchEntryId.", CURRENT_SQS, "EVIDENCE.md row 'batches'"),
+    _r("BATCH-IDS-DISTINCT", "Batch entry ids are distinct: else AWS.SimpleQueueService.BatchEntryIdsNotDistinct.",
+       CURRENT_SQS, "EVIDENCE.md row 'batches'"),
+    _r("BATCH-PARTIAL", "Each batch entry succeeds or fails on its own, as the single call would; failures go "
+       "in Failed[] with SenderFault true.", CURRENT_SQS, "EVIDENCE.md row 'batches' (REC, ISSUE)"),
+    # --- receive ------------------------------------------------------------------------------------------
+    _r("RCV-MAX-MESSAGES", "MaxNumberOfMessages is 1..10 ('Value N for parameter MaxNumberOfMessages is "
+       "invalid. Reason: Must be between 1 and 10, if provided.'); at most that many are returned.", ALL_SQS,
+       "EVIDENCE.md row 'MaxNumberOfMessages' (REC)"),
+    _r("RCV-WAIT-RANGE", "WaitTimeSeconds is 0..20 ('Value N for parameter WaitTimeSeconds is invalid. Reason: "
+       "Must be >= 0 and <= 20, if provided.').", CURRENT_SQS, "EVIDENCE.md row 'WaitTimeSeconds' (REC)"),
+    _r("RCV-SHORT-POLL", "A short poll may return fewer messages than are visible, or none.", ALL_PROFILES,
+       "EVIDENCE.md row 'short polling' (DOC)", hedged=True),
+    _r("RCV-LONG-POLL", "A long poll (WaitTimeSeconds > 0) returns at least one message if any is receivable "
+       "during its wait, as soon as one is.", CURRENT_SQS, "EVIDENCE.md row 'short polling' (DOC)"),
+    _r("RCV-AT-LEAST-ONCE", "On a standard queue a hidden message may rarely be delivered again; it is "
+       "counted, not failed.", frozenset({STANDARD, SQS_2008}),
+       "EVIDENCE.md row 'at-least-once' (DOC); seed 002: 'the visibility timeout isn't a guarantee against "
+       "receiving a message twice'", hedged=True),
+    _r("RCV-COUNT", "ApproximateReceiveCount rises by one on every receive, VisibilityTimeout=0 receives "
+       "included.", CURRENT_SQS, "EVIDENCE.md row 'receive count' (REC)"),
+    _r("RCV-FIRST-TIMESTAMP", "ApproximateFirstReceiveTimestamp is the time of the first receive, in ms.",
+       CURRENT_SQS, "EVIDENCE.md row 'receive count' (REC)"),
+    # --- delay, redrive, quota, purge, counts -----------------------------------------------------------
+    _r("DELAY-HIDES", "A message sent with DelaySeconds d (0..900, or the queue's DelaySeconds) is not "
+       "receivable for d seconds and is counted as delayed, not in flight.", CURRENT_SQS,
+       "EVIDENCE.md row 'delay' (DOC)"),
+    _r("REDRIVE-DLQ", "When a receive would make the receive count exceed maxReceiveCount, the message moves "
+       "to the dead-letter queue instead of being returned.", CURRENT_SQS, "EVIDENCE.md row 'redrive' (DOC, VAL)"),
+    _r("INFLIGHT-QUOTA", "A standard queue holds at most about 120,000 in-flight messages: a short poll past "
+       "it gets OverLimit; a long poll, and a FIFO queue, just return nothing more.", CURRENT_SQS,
+       "EVIDENCE.md row 'in-flight quota' (DOC); seed 002 'there can be a maximum of approximately 120,000'"),
+    _r("PURGE-ALL", "PurgeQueue removes every message, in-flight ones included.", CURRENT_SQS,
+       "EVIDENCE.md row 'purge' (VAL)"),
+    _r("PURGE-IN-PROGRESS", "A second PurgeQueue within 60 s of the last is rejected with PurgeQueueInProgress.",
+       CURRENT_SQS, "DOC: botocore sqs service-2.json, PurgeQueueInProgress 'within the last 60 seconds'"),
+    _r("ATTR-COUNTS", "ApproximateNumberOfMessages (receivable), ...NotVisible (in flight) and ...Delayed "
+       "count each live message exactly once.", CURRENT_SQS,
+       "seed 002 'Inflight messages' (stored vs in flight); EVIDENCE.md row 'delay' (delayed is not in flight)"),
+    # --- FIFO -------------------------------------------------------------------------------------------
+    _r("FIFO-GROUP-LOCK", "While a received message of a group is in flight, later messages of that group are "
+       "not returned.", frozenset({FIFO}),
+       "seed 002: 'no more messages for the same message group ID are returned unless you delete the message or "
+       "it becomes visible'; EVIDENCE.md row 'FIFO groups'"),
+    _r("FIFO-ORDER", "Messages of a group are returned in send order, also when the group comes back after a "
+       "timeout.", frozenset({FIFO}), "EVIDENCE.md row 'FIFO groups' (REC, VAL)"),
+    _r("FIFO-VISIBLE-PREFIX", "When one of several jointly received messages is still hidden, only the visible "
+       "prefix before it can be received.", frozenset({FIFO}), "EVIDENCE.md row 'FIFO groups' (REC, VAL)"),
+    _r("FIFO-ATTEMPT-ID", "A receive retried with the same ReceiveRequestAttemptId within 5 minutes returns "
+       "the same messages and handles, unless one was deleted or changed since.", frozenset({FIFO}),
+       "EVIDENCE.md row 'FIFO attempt id' (DOC); seed 002 'using the same receive request attempt ID'"),
+    _r("FIFO-DEDUP", "A send with the deduplication id of a message sent in the last 5 minutes is accepted "
+       "and not enqueued again.", frozenset({FIFO}),
+       "seed 002: 'retry sending as many times as necessary, using the same message deduplication ID'"),
+    _r("FIFO-SEND-PARAMS", "A FIFO send needs a MessageGroupId (MissingParameter), a deduplication id unless "
+       "content-based deduplication is on (InvalidParameterValue), and takes no per-message DelaySeconds.",
+       frozenset({FIFO}), "DOC: botocore sqs service-2.json SendMessage (MessageGroupId, "
+       "MessageDeduplicationId, DelaySeconds 'not valid for FIFO'); EVIDENCE.md row 'delay'"),
+    # --- the 2008-era API and SMQ --------------------------------------------------------------------------
+    _r("PEEK-NO-CHANGE", "Peek reads live messages regardless of visibility and changes nothing: no deadline, "
+       "receive count or handle moves.", frozenset({SQS_2008, SMQ}),
+       "seed 000: 'Peeking does not affect the state of the visibility timeout for the message'; EVIDENCE.md "
+       "SMQ 'PeekMessage / BatchPeekMessage read without changing visibility'"),
+    _r("LOCK-UNRECEIVED", "ChangeMessageVisibility on a message never received locks it: it is not receivable "
+       "for the requested time.", frozenset({SQS_2008}),
+       "seed 000: 'the message immediately becomes invisible (it is locked) for the duration of the timeout'"),
+    _r("LOCK-NOT-REMEMBERED", "After a lock expires, the next receive uses the queue's timeout, not the lock's.",
+       frozenset({SQS_2008}),
+       "seed 000: 'the visibility timeout used for the message will be the overall value assigned to the queue "
+       "and not the 3600 seconds'"),
+    _r("SMQ-NEW-HANDLE", "A change returns a new receipt handle and NextVisibleTime (ms); the new handle is "
+       "valid until that time and the old one stops working (MessageNotExist).", frozenset({SMQ}),
+       "EVIDENCE.md SMQ: 'returns a new receipt handle plus NextVisibleTime (ms)'"),
+    _r("SMQ-INVISIBLE-ONLY", "A change works only on a consumed, still-invisible message; otherwise "
+       "MessageNotExist (404).", frozenset({SMQ}),
+       "EVIDENCE.md SMQ: 'ChangeMessageVisibility works only on a consumed, still-invisible message'"),
+)
+
+RULES: dict[str, Rule] = {rule.id: rule for rule in CATALOGUE}
+
+
+def rule(rule_id: str) -> Rule:
+    """The rule with this id; a KeyError names the unknown id."""
+    try:
+        return RULES[rule_id]
+    except KeyError:
+        raise KeyError(f"no rule with id {rule_id!r}") from None
+
+
+def rules_for(profile_name: str) -> tuple[Rule, ...]:
+    return tuple(r for r in CATALOGUE if r.applies_to(profile_name))

@@ -1,0 +1,121 @@
+"""Model state. Each message holds the *set* of states it may be in (usually one).
+
+Messages are independent except inside a FIFO group, so uncertainty is kept per message rather than as a set
+of whole worlds: a hedged outcome on one message never multiplies the states of the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+
+class Hidden(str, Enum):
+    """Why a message is not receivable before its `visible_at`."""
+
+    NONE = "none"
+    DELAY = "delay"
+    LOCK = "lock"  # sqs-2008: changed before it was ever received
+    RECEIPT = "receipt"  # in flight
+
+
+class Gone(str, Enum):
+    NO = "no"
+    DELETED = "deleted"
+    PURGED = "purged"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageState:
+    queue: str
+    visible_at: float
+    hidden: Hidden = Hidden.NONE
+    gone: Gone = Gone.NO
+    receipt: str | None = None  # the handle of the current receipt
+    received_at: float | None = None  # the ReceiveMessage that produced the current receipt (ceiling base)
+    changed_at: float | None = None  # last accepted change of this receipt (or lock)
+    receive_count: int = 0
+    first_receive_at: float | None = None
+    was_locked: bool = False
+    # The rules that set `visible_at`, most specific first: a divergence at this boundary breaks them.
+    why: tuple[str, ...] = ()
+
+    def live_in(self, queue: str) -> bool:
+        return self.queue == queue and self.gone is Gone.NO
+
+    def receivable_in(self, queue: str, now: float) -> bool:
+        return self.live_in(queue) and now >= self.visible_at
+
+    def in_flight(self, now: float) -> bool:
+        return self.gone is Gone.NO and self.hidden is Hidden.RECEIPT and now < self.visible_at
+
+    def evolve(self, **changes) -> "MessageState":
+        return replace(self, **changes)
+
+
+@dataclass(slots=True)
+class Message:
+    id: str
+    body: str
+    seq: int
+    sent_at: float
+    group_id: str | None
+    states: tuple[MessageState, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HandleInfo:
+    message_id: str
+    queue: str
+    received_at: float  # the receive the handle's receipt came from
+
+
+@dataclass(frozen=True, slots=True)
+class Redrive:
+    dead_letter_queue: str
+    max_receive_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A queue attribute and, for `propagation` seconds after a change, the value it had before."""
+
+    value: object
+    previous: object = None
+    changed_at: float | None = None
+
+    def values_at(self, now: float, propagation: float) -> tuple[object, ...]:
+        if self.changed_at is None or now >= self.changed_at + propagation or self.previous == self.value:
+            return (self.value,)
+        return (self.value, self.previous)
+
+    def set(self, value: object, now: float) -> "Setting":
+        return Setting(value, self.value, now)
+
+
+@dataclass(slots=True)
+class Attempt:
+    """A FIFO receive remembered by its ReceiveRequestAttemptId."""
+
+    at: float
+    messages: tuple  # ReceivedMessage values as the model issued them
+    states: dict[str, tuple[MessageState, ...]]  # each message's states right after that receive
+
+
+@dataclass(slots=True)
+class Queue:
+    name: str
+    fifo: bool
+    settings: dict[str, Setting]
+    content_based_dedup: bool = False
+    message_ids: list[str] = field(default_factory=list)  # every message that may be in this queue, send order
+    dedup: dict[str, tuple[str, float]] = field(default_factory=dict)  # dedup id -> (message id, sent at)
+    attempts: dict[str, Attempt] = field(default_factory=dict)
+    last_purge_at: float | None = None
+
+    def setting(self, name: str, now: float, propagation: float) -> tuple[object, ...]:
+        return self.settings[name].values_at(now, propagation)
+
+    @property
+    def redrive(self) -> Redrive | None:
+        return self.settings["RedrivePolicy"].value  # type: ignore[return-value]
