@@ -281,7 +281,7 @@ def _change_state(model: Model, message: Message, s: MessageState, handle: str, 
         accepted = _accepted(model, s, now, v)
         if not current:
             accepted = (accepted[0], ("CMV-STALE",) + accepted[1], accepted[2])
-        return [_ceiling_check(model, message, s, now, v, accepted)]
+        return _ceiling_check(model, message, s, now, v, accepted)
     # Past the deadline, or a stale handle of an earlier receive: the hedged rows.
     if p.fifo:
         rules = ("CMV-FIFO-EXPIRED",)
@@ -294,7 +294,7 @@ def _expired_accepts(model: Model, message: Message, s: MessageState, now: float
                      rules: tuple[str, ...]):
     """HTTP 200; the message may or may not be hidden again (EVIDENCE.md: 'allow both')."""
     hidden = _accepted(model, s, now, v)
-    results = [_ceiling_check(model, message, s, now, v, (hidden[0], rules + hidden[1], hidden[2]))]
+    results = _ceiling_check(model, message, s, now, v, (hidden[0], rules + hidden[1], hidden[2]))
     results.append((ChangeOk(), rules, s))
     return results
 
@@ -317,16 +317,23 @@ def _accepted(model: Model, s: MessageState, now: float, v: float, new_handle: b
     return (response, why, s.evolve(**changes))
 
 
-def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, v: float, accepted):
+def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, v: float, accepted) -> list:
     """VIS-CEILING: reject, never clip, a deadline beyond the receive + 43200 s."""
     ceiling = model._ceiling(s)
     if ceiling is None:
-        return accepted
+        return [accepted]
     deadline = now + v
     rules = _ceiling_rules(model, message.sent_at, s, deadline, ceiling)
+    rejected = (errors.beyond_ceiling(int(v)), rules, None)
     if deadline > ceiling:
-        return (errors.beyond_ceiling(int(v)), rules, None)
-    return (accepted[0], accepted[1] + rules, accepted[2])
+        return [rejected]
+    accepted = (accepted[0], rules + accepted[1], accepted[2])  # the ceiling decided: its rules first
+    if deadline > ceiling - 1:  # EVIDENCE.md: 'Setting 43200 right after a receive may already fail by a second'
+        return [accepted, rejected]
+    return [accepted]
+
+
+_NEAR_CEILING = 60.0  # a decision this close to the ceiling depends on where the ceiling is
 
 
 def _ceiling_rules(model: Model, sent_at: float, s: MessageState, deadline: float, ceiling: float
@@ -334,7 +341,7 @@ def _ceiling_rules(model: Model, sent_at: float, s: MessageState, deadline: floa
     """Which ceiling rules this decision depends on (a wrong base or a reset would flip it)."""
     limit = model.profile.ceiling_seconds or 0
     rules: list[str] = []
-    if deadline > ceiling - 1:
+    if deadline > ceiling - _NEAR_CEILING:
         rules.append("VIS-CEILING")
     if (deadline > sent_at + limit) != (deadline > ceiling):
         rules.append("VIS-CEILING-FROM-RECEIVE")
@@ -344,31 +351,19 @@ def _ceiling_rules(model: Model, sent_at: float, s: MessageState, deadline: floa
 
 
 def _per_state(message: Message, outcomes_of) -> list[Outcome]:
-    """Apply a per-state rule to every state the message may be in; group the results by response."""
-    grouped: dict[object, tuple[tuple[str, ...], list[MessageState]]] = {}
+    """Apply a per-state rule to every state the message may be in: one outcome per possibility. Observing a
+    response narrows the message to the states that give it (Enumerated.check merges the matching ones)."""
+    result = []
     for s in message.states:
         for response, rules, new_state in outcomes_of(s):
-            key = _response_key(response)
-            prior_rules, states = grouped.setdefault(key, (rules, []))
-            if rules != prior_rules:
-                grouped[key] = (tuple(dict.fromkeys(prior_rules + rules)), states)
-            states.append(new_state if new_state is not None else s)
-    result = []
-    for key, (rules, states) in grouped.items():
-        response = key[1]
-        new_states = tuple(dict.fromkeys(states))
-        effects = Effects() if new_states == message.states else Effects(states={message.id: new_states})
-        minted = frozenset({response.receipt_handle}) if isinstance(response, ChangeOk) and response.receipt_handle \
-            else frozenset()
-        if minted:
-            effects.handles[response.receipt_handle] = HandleInfo(
-                message.id, new_states[0].queue, new_states[0].received_at or 0.0)
-        result.append(Outcome(response, rules, effects, minted))
+            effects = Effects(states={message.id: (new_state if new_state is not None else s,)})
+            minted: frozenset[str] = frozenset()
+            if isinstance(response, ChangeOk) and response.receipt_handle:
+                minted = frozenset({response.receipt_handle})
+                effects.handles[response.receipt_handle] = HandleInfo(
+                    message.id, s.queue, s.received_at if s.received_at is not None else 0.0)
+            result.append(Outcome(response, rules, effects, minted))
     return result
-
-
-def _response_key(response: object) -> tuple[str, object]:
-    return (type(response).__name__ + repr(response), response)
 
 
 # --- delete ---------------------------------------------------------------------------------------------
@@ -389,7 +384,10 @@ def _delete_outcomes(model: Model, queue_name: str, handle: str, now: float) -> 
 
 def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, now: float):
     p = model.profile
-    deleted = s.evolve(gone=Gone.DELETED, why=("DEL-REMOVES",))
+
+    def deleted(rule_id: str) -> MessageState:
+        return s.evolve(gone=Gone.DELETED, why=(rule_id, "DEL-REMOVES"))
+
     if s.gone is not Gone.NO:
         if p.error_dialect == "smq":
             return [(errors.smq_message_not_exist(), ("SMQ-NEW-HANDLE",), None)]
@@ -399,17 +397,17 @@ def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, 
     current = s.receipt == handle
     in_flight = s.in_flight(now)
     if current and in_flight:
-        return [(Ok(), ("DEL-REMOVES",), deleted)]
+        return [(Ok(), ("DEL-REMOVES",), s.evolve(gone=Gone.DELETED, why=("DEL-REMOVES",)))]
     if p.error_dialect == "smq":
         rule = ("SMQ-NEW-HANDLE",)
         if not current:
             return [(errors.smq_message_not_exist(), rule, None)]
-        return [(errors.smq_message_not_exist(), rule, None), (Ok(), rule, deleted)]
+        return [(errors.smq_message_not_exist(), rule, None), (Ok(), rule, deleted("SMQ-NEW-HANDLE"))]
     if p.fifo:
         return [(errors.handle_expired(), ("DEL-FIFO-EXPIRED",), None)]
     if current:
-        return [(Ok(), ("DEL-EXPIRED",), deleted)]
-    stale = [(Ok(), ("DEL-STALE",), deleted), (Ok(), ("DEL-STALE",), None)]
+        return [(Ok(), ("DEL-EXPIRED",), deleted("DEL-EXPIRED"))]
+    stale = [(Ok(), ("DEL-STALE",), deleted("DEL-STALE")), (Ok(), ("DEL-STALE",), None)]
     if now - info.received_at > (p.ceiling_seconds or 43200):
         stale.append((errors.handle_expired(), ("DEL-STALE",), None))
     return stale

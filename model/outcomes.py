@@ -45,7 +45,8 @@ class Outcome:
     rules: tuple[str, ...]
     effects: Effects = field(default_factory=Effects)
     minted: frozenset[str] = frozenset()  # ids and handles this outcome creates (the target's will differ)
-    notes: tuple[str, ...] = ()  # permitted but worth counting, e.g. "at-least-once redelivery"
+    # Permitted once but worth counting (an at-least-once redelivery): what it would break if it were not rare.
+    notes: tuple["Divergence", ...] = ()
     at: float | None = None  # when the operation took effect (later than the call for a long poll)
 
 

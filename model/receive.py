@@ -102,6 +102,7 @@ class _Candidate:
     receivable: list[MessageState] = field(default_factory=list)  # returnable now
     due: list[MessageState] = field(default_factory=list)  # receivable but would pass maxReceiveCount
     hidden: list[MessageState] = field(default_factory=list)  # live here but not receivable now
+    blocked: list[MessageState] = field(default_factory=list)  # FIFO: visible, but behind a hidden group member
 
 
 @dataclass
@@ -171,9 +172,8 @@ class ReceiveExpectation:
                     prefixes.append(prefix)
             self.prefixes[group_id] = prefixes
             for member in members:
-                blocked = [s for s in member.receivable if s not in allowed[member.message.id]]
+                member.blocked = [s for s in member.receivable if s not in allowed[member.message.id]]
                 member.receivable = [s for s in member.receivable if s in allowed[member.message.id]]
-                member.hidden.extend(blocked)
 
     def _exercised_rules(self) -> tuple[str, ...]:
         rules = list(self.base_rules)
@@ -182,6 +182,8 @@ class ReceiveExpectation:
         for candidate in self.candidates.values():
             for s in candidate.hidden:
                 rules += list(s.why) + ["RCV-HIDE"]
+            for s in candidate.blocked:
+                rules += list(s.why)
             for s in candidate.receivable + candidate.due:
                 rules += list(s.why) + (["RCV-REAPPEAR"] if s.receive_count else [])
             if candidate.due:
@@ -226,8 +228,9 @@ class ReceiveExpectation:
         if self.replay is not None:
             return self._check_replay(observed)
         problems: list[Divergence] = []
-        notes: list[str] = []
+        notes: list[Divergence] = []
         returned: list[tuple[Message, list[MessageState]]] = []
+        in_order: list[Message] = []  # returned messages that were receivable: their group order is checked
         seen: set[str] = set()
         for got in observed.messages:
             message = self.model.messages.get(got.message_id or "")
@@ -239,6 +242,8 @@ class ReceiveExpectation:
             states, problem, note = self._judge(message, got)
             if problem is not None:
                 problems.append(problem)
+            else:
+                in_order.append(message)
             if note:
                 notes.append(note)
             returned.append((message, states))
@@ -246,7 +251,7 @@ class ReceiveExpectation:
             problems.append(Divergence(("RCV-MAX-MESSAGES",), f"at most {self.max_messages} messages",
                                        f"{len(observed.messages)} messages"))
         if self.queue.fifo:
-            problems += self._check_group_order([m for m, _ in returned])
+            problems += self._check_group_order(in_order)
         if not observed.messages and self.long_poll:
             problems += self._missed_by_long_poll()
         return Verdict(self._outcome(returned, tuple(notes), moved_all=False), tuple(problems))
@@ -266,16 +271,24 @@ class ReceiveExpectation:
         if self.model.profile.at_least_once:
             in_flight = [s for s in candidate.hidden if s.hidden is Hidden.RECEIPT and self._attributes_fit(s, got)]
             if in_flight:
-                return in_flight, None, "RCV-AT-LEAST-ONCE"
-        states = candidate.hidden or candidate.due
+                rules = _dedupe(tuple(r for s in in_flight for r in s.why) + ("RCV-AT-LEAST-ONCE",))
+                note = Divergence(rules, f"hidden until {min(s.visible_at for s in in_flight):.3f}",
+                                  f"redelivered at {self.at:.3f}", (message.id,))
+                return in_flight, None, note
+        if candidate.blocked:
+            group = message.group_id or ""
+            problem = Divergence(self.blockers.get(group, ("FIFO-GROUP-LOCK",)),
+                                 f"held back behind an earlier message of group {group}",
+                                 f"returned at {self.at:.3f}", (message.id,))
+            return candidate.blocked, problem, None
         if candidate.due and not candidate.hidden:
-            rules: tuple[str, ...] = ("REDRIVE-DLQ",)
-        else:
-            rules = _dedupe(tuple(r for s in states for r in s.why) + ("RCV-HIDE",))
-            if self.queue.fifo:
-                rules = self.blockers.get(message.group_id or "", ()) + rules
+            problem = Divergence(("REDRIVE-DLQ",), "moved to the dead-letter queue", f"returned at {self.at:.3f}",
+                                 (message.id,))
+            return candidate.due, problem, None
+        states = candidate.hidden
+        rules = _dedupe(tuple(r for s in states for r in s.why) + ("RCV-HIDE",))
         expected = f"hidden until {min(s.visible_at for s in states):.3f}"
-        return states, Divergence(_dedupe(rules), expected, f"returned at {self.at:.3f}", (message.id,)), None
+        return states, Divergence(rules, expected, f"returned at {self.at:.3f}", (message.id,)), None
 
     def _attributes_fit(self, s: MessageState, got: ReceivedMessage) -> bool:
         if "RCV-COUNT" not in self.model.profile.rule_ids:
@@ -337,7 +350,7 @@ class ReceiveExpectation:
 
     # --- the state after the receive ------------------------------------------------------------------------
 
-    def _outcome(self, returned: list[tuple[Message, list[MessageState]]], notes: tuple[str, ...],
+    def _outcome(self, returned: list[tuple[Message, list[MessageState]]], notes: tuple[Divergence, ...],
                  moved_all: bool) -> Outcome:
         effects = Effects()
         shown: list[ReceivedMessage] = []

@@ -1,0 +1,596 @@
+"""Every EVIDENCE.md row that states an outcome, in each profile it applies to.
+
+Where a row is checked through `observe`, both sides are tested: a response the evidence permits must not be
+flagged, and one it rules out must be flagged with the row's rule id.
+"""
+
+import pytest
+
+from model.values import (
+    BatchOk, ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, DeleteEntry,
+    DeleteMessage, DeleteMessageBatch, Error, Ok, PurgeQueue, ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage,
+)
+from tests.model.scenario import Scenario, error_code
+
+SQS = ["sqs-standard", "sqs-fifo", "sqs-2008"]
+CURRENT = ["sqs-standard", "sqs-fifo"]
+STANDARDISH = ["sqs-standard", "sqs-2008"]
+
+
+def flagged(verdict) -> list[str]:
+    return [d.rule for d in verdict.divergences]
+
+
+def received(q: Scenario, message_id: str, count: int | None = None) -> ReceiveOk:
+    """A target's answer returning one message, ids already translated into the model's."""
+    body = q.model.messages[message_id].body
+    return ReceiveOk((ReceivedMessage(message_id, body, None, count),))
+
+
+EMPTY = ReceiveOk(())
+
+
+# --- range ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", SQS)
+@pytest.mark.parametrize("value, ok", [(0, True), (43200, True), (-1, False), (43201, False), ("30", False),
+                                        (1.5, False), (True, False)])
+def test_range_on_change(profile, value, ok):
+    q = Scenario(profile)
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    assert (error_code(q.change(handle, value, at=0)) is None) == ok
+    if not ok:
+        assert error_code(q.change(handle, value, at=0)) == "InvalidParameterValue"
+
+
+@pytest.mark.parametrize("profile", SQS)
+def test_range_on_receive_override(profile):
+    q = Scenario(profile)
+    q.send()
+    response = q.do(ReceiveMessage("q", visibility_timeout=43201), 0)
+    assert error_code(response) == "InvalidParameterValue"
+    assert q.receivable(0) != []  # nothing was received
+
+
+def test_smq_range_starts_at_one():
+    q = Scenario("smq")
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    assert error_code(q.change(handle, 0, at=1)) == "InvalidArgument"
+    assert error_code(q.change(handle, 1, at=1)) is None
+
+
+def test_out_of_range_codes_not_text():
+    q = Scenario()
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    op = ChangeMessageVisibility("q", handle, 43201)
+    assert flagged(q.check(op, 1, Error("InvalidParameterValue", "any text at all"))) == []
+    assert flagged(q.check(op, 1, Error("InvalidAttributeValue", "x"))) == ["VIS-RANGE"]
+    assert flagged(q.check(op, 1, ChangeOk())) == ["VIS-RANGE"]
+
+
+# --- non-additive change, shorten, terminate, not sticky --------------------------------------------------------
+
+@pytest.mark.parametrize("profile", SQS + ["smq"])
+def test_nonadditive_extension_checked_both_ways(profile):
+    def setup():
+        q = Scenario(profile)
+        mid = q.send()
+        handle = q.receive_one(at=0).receipt_handle
+        response = q.change(handle, 60, at=20)
+        assert isinstance(response, ChangeOk)
+        return q, mid
+
+    q, mid = setup()
+    probe = ReceiveMessage("q", max_messages=10) if profile != "smq" else ReceiveMessage("q")
+    early = q.check(probe, 79, received(q, mid, 2 if profile in CURRENT else None))
+    if profile in STANDARDISH:  # permitted once as an at-least-once redelivery, and counted against the rule
+        assert flagged(early) == [] and early.outcome.notes[0].rules == ("VIS-EXTEND-NONADDITIVE",
+                                                                         "RCV-AT-LEAST-ONCE")
+    else:
+        assert flagged(early) == ["VIS-EXTEND-NONADDITIVE"]
+    q, mid = setup()
+    assert flagged(q.check(probe, 80, received(q, mid, 2 if profile in CURRENT else None))) == []
+
+
+@pytest.mark.parametrize("profile", CURRENT)
+def test_additive_target_is_caught_by_a_long_poll(profile):
+    q = Scenario(profile)
+    mid = q.send()
+    q.change(q.receive_one(at=0).receipt_handle, 60, at=20)
+    op = ReceiveMessage("q", max_messages=1, wait_time_seconds=1)
+    verdict = q.check(op, 80, EMPTY)  # an additive target still hides it until 90
+    assert verdict.divergences and verdict.divergences[0].rules[0] == "VIS-EXTEND-NONADDITIVE"
+    assert "RCV-LONG-POLL" in verdict.divergences[0].rules
+
+
+def test_short_poll_may_return_nothing_even_when_visible():
+    q = Scenario()
+    q.send()
+    assert flagged(q.check(ReceiveMessage("q", max_messages=1), 0, EMPTY)) == []
+    assert flagged(q.check(ReceiveMessage("q", max_messages=1, wait_time_seconds=2), 0, EMPTY)) == ["RCV-LONG-POLL"]
+
+
+@pytest.mark.parametrize("profile", SQS)
+def test_terminate_then_receive_again(profile):
+    q = Scenario(profile)
+    mid = q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    q.change(handle, 0, at=3)
+    again = q.receive_one(at=3)
+    assert again.message_id == mid and again.receipt_handle != handle
+
+
+@pytest.mark.parametrize("profile", SQS + ["smq"])
+def test_not_sticky_flagged_when_the_extension_is_remembered(profile):
+    q = Scenario(profile)
+    mid = q.send()
+    q.change(q.receive_one(at=0).receipt_handle, 100, at=0)
+    q.receive_one(at=100)
+    probe = ReceiveMessage("q", max_messages=10) if profile != "smq" else ReceiveMessage("q")
+    count = 3 if profile in CURRENT else None
+    assert flagged(q.check(probe, 130, received(q, mid, count))) == []
+
+
+def test_remembered_extension_is_attributed_to_not_sticky():
+    q = Scenario()
+    mid = q.send()
+    q.change(q.receive_one(at=0).receipt_handle, 100, at=0)
+    q.receive_one(at=100)
+    verdict = q.check(ReceiveMessage("q", max_messages=1, wait_time_seconds=1), 130, EMPTY)
+    assert verdict.divergences[0].rules[:2] == ("VIS-NOT-STICKY", "RCV-HIDE")
+
+
+# --- the 12-hour ceiling ---------------------------------------------------------------------------------------
+
+CEILING_TEXT = ("Value {v} for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the "
+                "message is beyond the limit [43200 seconds]")
+
+
+@pytest.mark.parametrize("profile", CURRENT)
+@pytest.mark.parametrize("period", ["", "."])
+def test_ceiling_rejects_with_the_recorded_text(profile, period):
+    q = Scenario(profile)
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    op = ChangeMessageVisibility("q", handle, 43200)
+    error = Error("InvalidParameterValue", CEILING_TEXT.format(v=43200) + period)
+    assert flagged(q.check(op, 5, error)) == []
+
+
+@pytest.mark.parametrize("profile", CURRENT)
+def test_ceiling_clipping_target_is_flagged(profile):
+    q = Scenario(profile)
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    assert flagged(q.check(ChangeMessageVisibility("q", handle, 43200), 5, ChangeOk())) == ["VIS-CEILING"]
+
+
+@pytest.mark.parametrize("at, value, accept_ok, reject_ok", [
+    (0, 43200, True, True),  # exactly at the ceiling: AWS 'may already fail by a second'
+    (1, 43198, True, False),  # a second and more below: must be accepted
+    (1, 43200, False, True),  # beyond: must be rejected, never clipped
+])
+def test_ceiling_edge(at, value, accept_ok, reject_ok):
+    for observed, permitted in [(ChangeOk(), accept_ok),
+                                (Error("InvalidParameterValue", CEILING_TEXT.format(v=value)), reject_ok)]:
+        q = Scenario()
+        q.send()
+        handle = q.receive_one(at=0).receipt_handle
+        verdict = q.check(ChangeMessageVisibility("q", handle, value), at, observed)
+        assert flagged(verdict) == ([] if permitted else ["VIS-CEILING"])
+
+
+def test_ceiling_counted_from_send_is_attributed():
+    q = Scenario()
+    q.send(at=0)
+    handle = q.receive_one(at=10_000).receipt_handle
+    verdict = q.check(ChangeMessageVisibility("q", handle, 43199), 10_000,
+                      Error("InvalidParameterValue", CEILING_TEXT.format(v=43199)))
+    assert flagged(verdict) == ["VIS-CEILING-FROM-RECEIVE"]
+
+
+def test_ceiling_reset_by_an_extension_is_attributed():
+    q = Scenario()
+    q.send()
+    handle = q.receive_one(at=0, visibility_timeout=43200).receipt_handle
+    q.change(handle, 20_000, at=10_000)
+    verdict = q.check(ChangeMessageVisibility("q", handle, 30_000), 20_000, ChangeOk())
+    assert verdict.divergences[0].rules[0] == "VIS-CEILING"
+    assert "VIS-CEILING-NO-RESET" in verdict.divergences[0].rules
+
+
+@pytest.mark.parametrize("profile", ["sqs-2008", "smq"])
+def test_no_cumulative_ceiling_documented_for_older_apis(profile):
+    q = Scenario(profile, VisibilityTimeout=43200)
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    response = q.change(handle, 43200, at=40_000)
+    assert isinstance(response, ChangeOk)
+
+
+# --- queue attribute change --------------------------------------------------------------------------------------
+
+def test_queue_attribute_change_applies_to_later_receives_with_propagation():
+    q = Scenario()
+    first = q.send("a")
+    q.receive_one(at=0)  # in flight until 30
+    q.set_attributes(1, VisibilityTimeout=5)
+    assert q.receivable(29.999) == []  # in-flight deadline does not move
+    second = q.send("b", at=2)
+    q.receive_one(at=2)  # within 60 s: 5 or 30
+    long_poll = ReceiveMessage("q", max_messages=10, wait_time_seconds=1)
+    verdict = q.check(long_poll, 7.5, EMPTY)
+    assert flagged(verdict) == []  # not surely visible yet
+    verdict = q.check(long_poll, 32, EMPTY)  # both are surely visible now
+    assert flagged(verdict) and "RCV-LONG-POLL" in verdict.divergences[0].rules
+    assert verdict.divergences[0].message_ids[0] in (first, second)
+
+
+# --- handles -------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", SQS)
+def test_malformed_handle(profile):
+    q = Scenario(profile)
+    q.send()
+    assert error_code(q.change("garbage", 10, at=0)) == "ReceiptHandleIsInvalid"
+    assert error_code(q.delete("garbage", at=0)) == "ReceiptHandleIsInvalid"
+    op = DeleteMessage("q", "garbage")
+    text = 'The input receipt handle "garbage" is not a valid receipt handle.'
+    assert flagged(q.check(op, 0, Error("ReceiptHandleIsInvalid", text))) == []
+    assert flagged(q.check(op, 0, Error("ReceiptHandleIsInvalid", "something else"))) == ["HANDLE-MALFORMED"]
+    assert flagged(q.check(op, 0, Ok())) == ["HANDLE-MALFORMED"]
+
+
+@pytest.mark.parametrize("profile", SQS)
+def test_change_on_a_deleted_message(profile):
+    q = Scenario(profile)
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    q.delete(handle, at=1)
+    op = ChangeMessageVisibility("q", handle, 10)
+    text = ("Value AQEBxyz for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not "
+            "available for visibility timeout change.")
+    assert flagged(q.check(op, 2, Error("InvalidParameterValue", text))) == []
+    assert flagged(q.check(op, 2, ChangeOk())) == ["CMV-DELETED"]
+
+
+@pytest.mark.parametrize("profile", STANDARDISH)
+def test_change_with_an_expired_handle_answers_200_and_may_or_may_not_hide(profile):
+    q = Scenario(profile)
+    mid = q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    op = ChangeMessageVisibility("q", handle, 100)
+    assert flagged(q.check(op, 40, Error("MessageNotInflight", ""))) == ["CMV-EXPIRED"]
+    verdict = q.check(op, 40, ChangeOk())
+    assert flagged(verdict) == []
+    assert len(q.model.messages[mid].states) == 2  # hidden until 140, or visible: both permitted
+    # Whatever the target did, both of these answers are permitted now; observing one narrows the state.
+    wait = {"wait_time_seconds": 1} if profile == "sqs-standard" else {}
+    assert flagged(q.check(ReceiveMessage("q", max_messages=1, **wait), 41, EMPTY)) == []
+    assert len(q.model.messages[mid].states) == 2
+    assert flagged(q.check(ReceiveMessage("q", max_messages=1), 41, received(q, mid))) == []
+    assert len(q.model.messages[mid].states) == 1
+
+
+@pytest.mark.parametrize("profile", STANDARDISH)
+def test_change_with_a_stale_handle_takes_effect(profile):
+    q = Scenario(profile)
+    mid = q.send()
+    old = q.receive_one(at=0).receipt_handle
+    q.receive_one(at=30)  # received again: `old` is stale
+    assert isinstance(q.change(old, 0, at=31), ChangeOk)
+    assert q.receivable(31) == [mid]  # v = 0 released the message
+
+
+@pytest.mark.parametrize("profile", STANDARDISH)
+def test_delete_with_an_expired_handle_deletes(profile):
+    q = Scenario(profile)
+    mid = q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    assert q.delete(handle, at=31) == Ok()
+    assert q.receivable(31) == []
+    verdict = q.check(ReceiveMessage("q", max_messages=1), 32, received(q, mid))
+    assert flagged(verdict) == ["DEL-EXPIRED"]
+
+
+@pytest.mark.parametrize("profile", STANDARDISH)
+def test_delete_with_a_stale_handle_might_not_delete(profile):
+    q = Scenario(profile)
+    mid = q.send()
+    old = q.receive_one(at=0).receipt_handle
+    q.receive_one(at=30)
+    assert flagged(q.check(DeleteMessage("q", old), 31, Ok())) == []
+    # either way is permitted: it comes back at 60, or it never does
+    assert flagged(q.check(ReceiveMessage("q", max_messages=1), 60, received(q, mid))) == []
+
+
+def test_delete_with_a_very_old_stale_handle_may_be_rejected():
+    q = Scenario()
+    q.send()
+    old = q.receive_one(at=0).receipt_handle
+    q.receive_one(at=30)
+    expired = Error("InvalidParameterValue", "The receipt handle has expired.")
+    assert flagged(q.check(DeleteMessage("q", old), 100, expired)) == ["DEL-STALE"]
+    assert flagged(q.check(DeleteMessage("q", old), 55_000, expired)) == []
+
+
+def test_fifo_delete_after_the_deadline_is_rejected_inside_an_extended_one_accepted():
+    q = Scenario("sqs-fifo")
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    expired = Error("InvalidParameterValue", "Value x for parameter ReceiptHandle is invalid. Reason: The receipt "
+                    "handle has expired.")
+    assert flagged(q.check(DeleteMessage("q", handle), 31, Ok())) == ["DEL-FIFO-EXPIRED"]
+    assert flagged(q.check(DeleteMessage("q", handle), 31, expired)) == []
+    q2 = Scenario("sqs-fifo")
+    q2.send()
+    h2 = q2.receive_one(at=0).receipt_handle
+    q2.change(h2, 100, at=20)
+    assert flagged(q2.check(DeleteMessage("q", h2), 110, Ok())) == []
+
+
+@pytest.mark.parametrize("profile", SQS)
+def test_delete_twice_succeeds_twice(profile):
+    q = Scenario(profile)
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    assert q.delete(handle, at=1) == Ok()
+    assert flagged(q.check(DeleteMessage("q", handle), 2, Ok())) == []
+    assert flagged(q.check(DeleteMessage("q", handle), 2, Error("ReceiptHandleIsInvalid", "x"))) \
+        == ["DEL-IDEMPOTENT"]
+
+
+# --- batches ------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", CURRENT)
+def test_batch_validation(profile):
+    q = Scenario(profile)
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    eleven = tuple(DeleteEntry(f"e{i}", handle) for i in range(11))
+    response = q.do(DeleteMessageBatch("q", eleven), 1)
+    assert error_code(response) == "AWS.SimpleQueueService.TooManyEntriesInBatchRequest"
+    assert response.message == "Maximum number of entries per request are 10. You have sent 11."
+    assert error_code(q.do(DeleteMessageBatch("q", ()), 1)) == "AWS.SimpleQueueService.EmptyBatchRequest"
+    assert error_code(q.do(DeleteMessageBatch("q", (DeleteEntry("bad id!", handle),)), 1)) \
+        == "AWS.SimpleQueueService.InvalidBatchEntryId"
+    assert error_code(q.do(DeleteMessageBatch("q", (DeleteEntry("x" * 81, handle),)), 1)) \
+        == "AWS.SimpleQueueService.InvalidBatchEntryId"
+    twice = (ChangeEntry("a", handle, 5), ChangeEntry("a", handle, 5))
+    assert error_code(q.do(ChangeMessageVisibilityBatch("q", twice), 1)) \
+        == "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
+
+
+@pytest.mark.parametrize("profile", CURRENT)
+def test_batch_entries_fail_on_their_own(profile):
+    q = Scenario(profile)
+    q.send("a", group_id="g1") if profile == "sqs-fifo" else q.send("a")
+    handle = q.receive_one(at=0).receipt_handle
+    entries = (ChangeEntry("good", handle, 50), ChangeEntry("bad", "garbage", 5), ChangeEntry("big", handle, 43201))
+    response = q.do(ChangeMessageVisibilityBatch("q", entries), 1)
+    assert response.successful == ("good",)
+    assert {(f.id, f.code, f.sender_fault) for f in response.failed} == {
+        ("bad", "ReceiptHandleIsInvalid", True), ("big", "InvalidParameterValue", True)}
+    assert q.receivable(50.999) == []
+    op = ChangeMessageVisibilityBatch("q", (ChangeEntry("bad", "garbage", 5),))
+    assert flagged(q.check(op, 2, BatchOk(("bad",)))) == ["HANDLE-MALFORMED"]
+
+
+# --- receive parameters ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", SQS)
+def test_max_number_of_messages(profile):
+    q = Scenario(profile)
+    for body in "abc":
+        q.send(body, group_id=body) if profile == "sqs-fifo" else q.send(body)
+    response = q.do(ReceiveMessage("q", max_messages=11), 0)
+    assert response.message == "Value 11 for parameter MaxNumberOfMessages is invalid. Reason: Must be between " \
+                               "1 and 10, if provided."
+    assert error_code(q.do(ReceiveMessage("q", max_messages=0), 0)) == "InvalidParameterValue"
+    assert len(q.receive(at=0, max_messages=2)) == 2
+    op = ReceiveMessage("q", max_messages=1)
+    mids = list(q.model.messages)
+    one = ReceiveOk((ReceivedMessage(mids[2], q.model.messages[mids[2]].body, None),))
+    assert flagged(q.check(op, 100, one)) == []
+    two = ReceiveOk(tuple(ReceivedMessage(m, q.model.messages[m].body, None) for m in mids[:2]))
+    assert flagged(q.check(op, 100, two)) == ["RCV-MAX-MESSAGES"]
+
+
+@pytest.mark.parametrize("profile", CURRENT)
+def test_wait_time_seconds_range(profile):
+    q = Scenario(profile)
+    response = q.do(ReceiveMessage("q", wait_time_seconds=21), 0)
+    assert response.message == "Value 21 for parameter WaitTimeSeconds is invalid. Reason: Must be >= 0 and " \
+                               "<= 20, if provided."
+
+
+def test_long_poll_returns_as_soon_as_a_message_is_available():
+    q = Scenario()
+    q.send()
+    q.receive_one(at=0)
+    response, outcome = q.model.step(ReceiveMessage("q", max_messages=1, wait_time_seconds=20), 15)
+    assert len(response.messages) == 1 and outcome.at == 30
+
+
+# --- at-least-once ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile, permitted", [("sqs-standard", True), ("sqs-2008", True), ("sqs-fifo", False)])
+def test_redelivery_of_a_hidden_message(profile, permitted):
+    q = Scenario(profile)
+    mid = q.send()
+    q.receive_one(at=0)
+    count = 2 if profile in CURRENT else None
+    verdict = q.check(ReceiveMessage("q", max_messages=1), 1, received(q, mid, count))
+    if permitted:
+        assert flagged(verdict) == [] and verdict.outcome.notes[0].rules == ("RCV-HIDE", "RCV-AT-LEAST-ONCE")
+    else:
+        assert flagged(verdict) == ["RCV-HIDE"]
+
+
+# --- receive count, first receive timestamp --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", CURRENT)
+def test_receive_count_rises_on_every_receive_zero_timeouts_included(profile):
+    q = Scenario(profile)
+    q.send(at=0)
+    counts = [q.receive_one(at=t, visibility_timeout=0) for t in (1.5, 2, 3)]
+    assert [m.receive_count for m in counts] == [1, 2, 3]
+    assert {m.first_receive_ms for m in counts} == {1500}
+    mid = counts[0].message_id
+    op = ReceiveMessage("q", max_messages=1)
+    for count, first_ms, rule_ids in [(3, 1500, ["RCV-COUNT"]), (4, 4000, ["RCV-FIRST-TIMESTAMP"]), (4, 1500, [])]:
+        fresh = Scenario(profile)
+        fresh.send(at=0)
+        for t in (1.5, 2, 3):
+            fresh.receive_one(at=t, visibility_timeout=0)
+        observed = ReceiveOk((ReceivedMessage(mid, "body", None, count, first_ms),))
+        assert flagged(fresh.check(op, 4, observed)) == rule_ids
+
+
+# --- delay ------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", CURRENT)
+def test_delay_hides_and_is_counted_as_delayed(profile):
+    if profile == "sqs-fifo":
+        q = Scenario(profile, DelaySeconds=10)
+        mid = q.send()
+    else:
+        q = Scenario(profile)
+        mid = q.send(delay_seconds=10)
+        assert error_code(q.do(SendMessage("q", "x", delay_seconds=901), 0)) == "InvalidParameterValue"
+    attributes = q.attributes(at=5)
+    assert (attributes["ApproximateNumberOfMessagesDelayed"], attributes["ApproximateNumberOfMessagesNotVisible"]) \
+        == ("1", "0")
+    assert q.receivable(9.999) == []
+    assert q.receivable(10) == [mid]
+    verdict = q.check(ReceiveMessage("q", max_messages=1), 5, received(q, mid, 1))
+    assert flagged(verdict) == ["DELAY-HIDES"]
+
+
+# --- redrive -----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", CURRENT)
+def test_redrive_moves_instead_of_returning(profile):
+    fifo = profile == "sqs-fifo"
+    q = Scenario(profile, queue="dlq" + (".fifo" if fifo else ""))
+    dlq = q.queue
+    q.queue = "q"
+    attrs = {"RedrivePolicy": {"deadLetterTargetQueue": dlq, "maxReceiveCount": 2}}
+    if fifo:
+        attrs.update(FifoQueue="true", ContentBasedDeduplication="true")
+    q.do(CreateQueue("q", attrs), 0)
+    mid = q.send()
+    q.receive_one(at=0, visibility_timeout=0)
+    q.receive_one(at=1, visibility_timeout=0)
+    assert q.receive(at=2) == []
+    assert [m.message_id for m in q.do(ReceiveMessage(dlq, max_messages=1), 3).messages] == [mid]
+    q.model.messages[mid].states = (q.model.messages[mid].states[0].evolve(
+        queue="q", receive_count=2, visible_at=2),)  # as before the move
+    verdict = q.check(ReceiveMessage("q", max_messages=1), 4, received(q, mid, 3))
+    assert flagged(verdict) == ["REDRIVE-DLQ"]
+
+
+# --- FIFO groups --------------------------------------------------------------------------------------------------------
+
+def test_fifo_visible_prefix_and_order_after_timeout():
+    q = Scenario("sqs-fifo")
+    a, b, c = q.send("a"), q.send("b"), q.send("c")
+    got = q.receive(at=0, max_messages=3)
+    assert [m.message_id for m in got] == [a, b, c]  # as many of one group as it can, in order
+    q.change(got[1].receipt_handle, 100, at=10)  # b stays hidden; a and c time out at 30
+    assert q.receivable(30) == [a]  # only the visible prefix before b
+    verdict = q.check(ReceiveMessage("q", max_messages=10), 31, ReceiveOk((ReceivedMessage(a, "a", None, 2),
+                                                                           ReceivedMessage(c, "c", None, 2))))
+    assert flagged(verdict)[0] == "FIFO-VISIBLE-PREFIX"
+
+
+def test_fifo_order_after_a_timeout():
+    q = Scenario("sqs-fifo")
+    a, b = q.send("a"), q.send("b")
+    q.receive(at=0, max_messages=2)
+    assert q.receivable(30) == [a, b]
+    verdict = q.check(ReceiveMessage("q", max_messages=2), 30, ReceiveOk((ReceivedMessage(b, "b", None, 2),
+                                                                          ReceivedMessage(a, "a", None, 2))))
+    assert flagged(verdict) == ["FIFO-ORDER"]
+
+
+def test_fifo_group_lock_flagged():
+    q = Scenario("sqs-fifo")
+    q.send("a")
+    b = q.send("b")
+    q.receive_one(at=0)
+    verdict = q.check(ReceiveMessage("q", max_messages=1), 5, ReceiveOk((ReceivedMessage(b, "b", None, 1),)))
+    assert flagged(verdict) == ["FIFO-GROUP-LOCK"]
+
+
+def test_fifo_groups_are_independent():
+    q = Scenario("sqs-fifo")
+    q.send("a", group_id="g1")
+    b = q.send("b", group_id="g2")
+    q.receive(at=0, max_messages=1)
+    assert q.receivable(1) == [b]
+
+
+def test_fifo_attempt_id_retry_returns_the_same_messages_and_handles():
+    q = Scenario("sqs-fifo")
+    q.send("a")
+    first = q.receive(at=0, max_messages=1, attempt_id="try-1")
+    again = q.receive(at=10, max_messages=1, attempt_id="try-1")
+    assert again == first
+    verdict = q.check(ReceiveMessage("q", max_messages=1, attempt_id="try-1"), 11, EMPTY)
+    assert flagged(verdict) == ["FIFO-ATTEMPT-ID"]
+    q.delete(first[0].receipt_handle, at=12)
+    assert q.receive(at=13, max_messages=1, attempt_id="try-1") == []  # deleted since: a fresh receive
+
+
+def test_fifo_dedup_and_send_parameters():
+    q = Scenario("sqs-fifo")
+    first = q.do(SendMessage("q", "x", group_id="g"), 0)
+    assert q.do(SendMessage("q", "x", group_id="g"), 10) == first  # content-based dedup within 5 minutes
+    assert q.do(SendMessage("q", "x", group_id="g"), 301) != first
+    assert error_code(q.do(SendMessage("q", "x"), 0)) == "MissingParameter"
+    assert error_code(q.do(SendMessage("q", "x", group_id="g", delay_seconds=5), 0)) == "InvalidParameterValue"
+
+
+# --- purge -------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", CURRENT)
+def test_purge_removes_in_flight_messages(profile):
+    q = Scenario(profile)
+    mid = q.send()
+    q.receive_one(at=0)
+    assert q.do(PurgeQueue("q"), 1) == Ok()
+    assert q.receivable(100) == []
+    assert error_code(q.do(PurgeQueue("q"), 30)) == "AWS.SimpleQueueService.PurgeQueueInProgress"
+    assert flagged(q.check(ReceiveMessage("q", max_messages=1), 100, received(q, mid, 2))) == ["PURGE-ALL"]
+
+
+# --- SMQ ------------------------------------------------------------------------------------------------------------------
+
+def test_smq_change_returns_a_new_handle_and_the_old_one_stops_working():
+    q = Scenario("smq")
+    q.send()
+    old = q.receive_one(at=0).receipt_handle
+    response = q.change(old, 60, at=10)
+    assert response.receipt_handle not in (None, old) and response.next_visible_ms == 70_000
+    assert error_code(q.change(old, 60, at=11)) == "MessageNotExist"
+    assert isinstance(q.change(response.receipt_handle, 60, at=11), ChangeOk)
+
+
+def test_smq_change_only_on_an_invisible_message():
+    q = Scenario("smq")
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    assert error_code(q.change(handle, 10, at=30)) == "MessageNotExist"  # visible again: not consumed
+    op = ChangeMessageVisibility("q", handle, 10)
+    assert flagged(q.check(op, 31, ChangeOk("h", 41_000))) == ["SMQ-INVISIBLE-ONLY"]
+
+
+def test_smq_peek_changes_nothing():
+    q = Scenario("smq")
+    mid = q.send()
+    assert [m.message_id for m in q.peek(at=0)] == [mid]
+    assert q.receive_one(at=0).receive_count == 1
