@@ -340,13 +340,13 @@ def _ceiling_rules(model: Model, sent_at: float, s: MessageState, deadline: floa
                    ) -> tuple[str, ...]:
     """Which ceiling rules this decision depends on (a wrong base or a reset would flip it)."""
     limit = model.profile.ceiling_seconds or 0
-    rules: list[str] = []
-    if deadline > ceiling - _NEAR_CEILING:
-        rules.append("VIS-CEILING")
+    rules: list[str] = []  # most specific first
     if (deadline > sent_at + limit) != (deadline > ceiling):
         rules.append("VIS-CEILING-FROM-RECEIVE")
     if s.changed_at is not None and (deadline > s.changed_at + limit) != (deadline > ceiling):
         rules.append("VIS-CEILING-NO-RESET")
+    if rules or deadline > ceiling - _NEAR_CEILING:
+        rules.append("VIS-CEILING")
     return tuple(rules)
 
 
