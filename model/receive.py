@@ -217,7 +217,7 @@ class ReceiveExpectation:
         if self.quota_reached:
             chosen = []
         chosen.sort(key=lambda pair: pair[0].seq)
-        return self._outcome(chosen[: self.max_messages], notes=(), moved_all=True)
+        return self._outcome(chosen[: self.max_messages], notes=(), canonical=True)
 
     # --- judging a target's answer --------------------------------------------------------------------------
 
@@ -254,7 +254,7 @@ class ReceiveExpectation:
             problems += self._check_group_order(in_order)
         if not observed.messages and self.long_poll:
             problems += self._missed_by_long_poll()
-        return Verdict(self._outcome(returned, tuple(notes), moved_all=False), tuple(problems))
+        return Verdict(self._outcome(returned, tuple(notes), canonical=False), tuple(problems))
 
     def _judge(self, message: Message, got: ReceivedMessage):
         """The states the returned message may have been in, a divergence if none fits, and a note."""
@@ -351,7 +351,10 @@ class ReceiveExpectation:
     # --- the state after the receive ------------------------------------------------------------------------
 
     def _outcome(self, returned: list[tuple[Message, list[MessageState]]], notes: tuple[Divergence, ...],
-                 moved_all: bool) -> Outcome:
+                 canonical: bool) -> Outcome:
+        """The state after the receive. The model's own answer picks one of everything the checker must keep
+        open: the newest queue timeout, and every due message moved."""
+        visibilities = self.visibilities[:1] if canonical else self.visibilities
         effects = Effects()
         shown: list[ReceivedMessage] = []
         minted: set[str] = set()
@@ -360,9 +363,8 @@ class ReceiveExpectation:
             returned_ids.add(message.id)
             handle = self.model.mint_handle()
             minted.add(handle)
-            new_states = tuple(dict.fromkeys(r for s in states for r in self._with_visibilities(s, handle)))
-            if not new_states:  # a divergent answer: adopt it as a fresh receive so the run can go on
-                new_states = tuple(self._with_visibilities(message.states[0], handle))
+            bases = states or message.states[:1]  # none fit (a divergent answer): adopt it so the run goes on
+            new_states = tuple(dict.fromkeys(self._received_with(s, handle, v) for s in bases for v in visibilities))
             effects.states[message.id] = new_states
             effects.handles[handle] = HandleInfo(message.id, self.queue.name, self.at)
             first = new_states[0]
@@ -375,7 +377,7 @@ class ReceiveExpectation:
                 continue
             moved = tuple(s.evolve(queue=redrive.dead_letter_queue, visible_at=self.at, hidden=Hidden.NONE,
                                    receipt=None, why=("REDRIVE-DLQ",)) for s in candidate.due)
-            kept = () if moved_all else tuple(candidate.message.states)
+            kept = () if canonical else tuple(candidate.message.states)
             effects.states[message_id] = tuple(dict.fromkeys(
                 kept + moved + tuple(s for s in candidate.message.states if s not in candidate.due)))
         updates = ()
@@ -386,9 +388,6 @@ class ReceiveExpectation:
             updates = (lambda: self.queue.attempts.__setitem__(attempt_id, attempt),)
         effects.queue_updates = updates
         return Outcome(ReceiveOk(tuple(shown)), self.rules, effects, frozenset(minted), notes, self.at)
-
-    def _with_visibilities(self, s: MessageState, handle: str) -> list[MessageState]:
-        return [self._received_with(s, handle, v) for v in self.visibilities]
 
     def _received_with(self, s: MessageState, handle: str, v: int) -> MessageState:
         why: list[str] = []

@@ -219,7 +219,8 @@ def test_queue_attribute_change_applies_to_later_receives_with_propagation():
     q.set_attributes(1, VisibilityTimeout=5)
     assert q.receivable(29.999) == []  # in-flight deadline does not move
     second = q.send("b", at=2)
-    q.receive_one(at=2)  # within 60 s: 5 or 30
+    assert flagged(q.check(ReceiveMessage("q", max_messages=1), 2, received(q, second, 1))) == []
+    assert len(q.model.messages[second].states) == 2  # within 60 s of the change: hidden for 5 s or for 30 s
     long_poll = ReceiveMessage("q", max_messages=10, wait_time_seconds=1)
     verdict = q.check(long_poll, 7.5, EMPTY)
     assert flagged(verdict) == []  # not surely visible yet

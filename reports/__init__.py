@@ -1,0 +1,1 @@
+"""The reports pipeline: reads traces only."""
