@@ -72,11 +72,15 @@ class Model:
         effects = outcome.effects
         for message in effects.new_messages:
             self.messages[message.id] = message
-            self.queues[message.states[0].queue].message_ids.append(message.id)
+            self.queues[message.states[0].queue].message_ids[message.id] = None
         for message_id, states in effects.states.items():
             message = self.messages[message_id]
-            for queue_name in {s.queue for s in states} - {s.queue for s in message.states}:
-                self.queues[queue_name].message_ids.append(message_id)  # redriven to a dead-letter queue
+            live_before = {s.queue for s in message.states if s.gone is Gone.NO}
+            live_after = {s.queue for s in states if s.gone is Gone.NO}
+            for queue_name in live_after - live_before:
+                self.queues[queue_name].message_ids[message_id] = None  # redriven to a dead-letter queue
+            for queue_name in live_before - live_after:
+                self.queues[queue_name].message_ids.pop(message_id, None)
             message.states = states
         self.handles.update(effects.handles)
         for update in effects.queue_updates:
@@ -90,11 +94,17 @@ class Model:
         except KeyError:
             raise ModelUsageError(f"no queue {name!r} in the model") from None
 
-    def messages_in(self, queue: str) -> Iterable[Message]:
+    def messages_in(self, queue: str) -> list[Message]:
+        """Messages that may be live in the queue, in send order."""
+        messages = self.messages
+        result = []
         for message_id in self.queue(queue).message_ids:
-            message = self.messages[message_id]
-            if any(s.live_in(queue) for s in message.states):
-                yield message
+            message = messages[message_id]
+            for s in message.states:
+                if s.queue == queue and s.gone is Gone.NO:
+                    result.append(message)
+                    break
+        return result
 
     def receipts(self, queue: str, now: float) -> list[ReceiptView]:
         """Every in-flight receipt with its deadline and its 12-hour ceiling."""

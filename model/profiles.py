@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from model.rules import FIFO, SMQ, SQS_2008, STANDARD, rules_for
 
@@ -41,7 +42,12 @@ class Profile:
 
     @property
     def rule_ids(self) -> frozenset[str]:
-        return frozenset(r.id for r in rules_for(self.name))
+        return _rule_ids(self.name)
+
+
+@lru_cache(maxsize=None)
+def _rule_ids(profile_name: str) -> frozenset[str]:
+    return frozenset(r.id for r in rules_for(profile_name))
 
 
 PROFILES: dict[str, Profile] = {

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from model import errors
 from model.outcomes import Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, describe
-from model.state import Attempt, HandleInfo, Hidden, Message, MessageState, Queue
+from model.state import Attempt, Gone, HandleInfo, Hidden, Message, MessageState, Queue
 from model.validation import is_int_in
 from model.values import ReceivedMessage, ReceiveMessage, ReceiveOk, Response
 
@@ -59,31 +59,42 @@ def expect_receive(model: "Model", op: ReceiveMessage, now: float) -> Expectatio
         waits = (0,)
     long_poll = min(waits) > 0
 
-    in_flight = sum(1 for m in model.messages_in(queue.name) if all(s.in_flight(now) for s in m.states))
+    live, in_flight = _live_states(model, queue.name, now)
     if in_flight >= p.inflight_quota and not p.fifo:
         rules.append("INFLIGHT-QUOTA")
         if not long_poll:
             return Enumerated([Outcome(errors.over_limit(), tuple(rules))])
 
     replay = _replay(model, queue, op.attempt_id, now) if p.fifo and op.attempt_id else None
-    at = _evaluation_time(model, queue, now, max(waits))
+    at = _evaluation_time(live, now, max(waits))
     return ReceiveExpectation(model, queue, op, at, max_messages, visibilities, long_poll,
-                              tuple(rules), replay, quota_reached=in_flight >= p.inflight_quota)
+                              tuple(rules), replay, quota_reached=in_flight >= p.inflight_quota, live=live)
 
 
-def _evaluation_time(model: "Model", queue: Queue, now: float, wait: int) -> float:
+def _live_states(model: "Model", queue: str, now: float) -> tuple[list[tuple[Message, list[MessageState]]], int]:
+    """Each message's states live in the queue, and how many messages are surely in flight: one pass."""
+    live = []
+    surely_in_flight = 0
+    for message in model.messages_in(queue):
+        states = [s for s in message.states if s.queue == queue and s.gone is Gone.NO]
+        live.append((message, states))
+        if len(states) == len(message.states):
+            for s in states:
+                if s.hidden is not Hidden.RECEIPT or now >= s.visible_at:
+                    break
+            else:
+                surely_in_flight += 1
+    return live, surely_in_flight
+
+
+def _evaluation_time(live: list[tuple[Message, list[MessageState]]], now: float, wait: int) -> float:
     """A long poll answers at once if a message may be receivable, else when the first one may become so."""
     if wait <= 0:
         return now
-    releases = []
-    for message in model.messages_in(queue.name):
-        for s in message.states:
-            if s.live_in(queue.name):
-                if s.visible_at <= now:
-                    return now
-                if s.visible_at <= now + wait:
-                    releases.append(s.visible_at)
-    return min(releases, default=now + wait)
+    releases = [s.visible_at for _, states in live for s in states]
+    if any(t <= now for t in releases):
+        return now
+    return min((t for t in releases if t <= now + wait), default=now + wait)
 
 
 def _replay(model: "Model", queue: Queue, attempt_id: str, now: float) -> Attempt | None:
@@ -117,6 +128,7 @@ class ReceiveExpectation:
     base_rules: tuple[str, ...]
     replay: Attempt | None
     quota_reached: bool = False
+    live: list[tuple[Message, list[MessageState]]] = field(default_factory=list)  # each message's states here
     timestamp_tolerance_ms: int = 1
 
     def __post_init__(self) -> None:
@@ -129,11 +141,9 @@ class ReceiveExpectation:
         name, at = self.queue.name, self.at
         redrive = self.queue.redrive if self.model.profile.has_redrive else None
         result: dict[str, _Candidate] = {}
-        for message in self.model.messages_in(name):
+        for message, states in self.live:
             candidate = _Candidate(message)
-            for s in message.states:
-                if not s.live_in(name):
-                    continue
+            for s in states:
                 if s.visible_at > at:
                     candidate.hidden.append(s)
                 elif redrive is not None and s.receive_count >= redrive.max_receive_count:
@@ -372,8 +382,8 @@ class ReceiveExpectation:
                                          int(first.first_receive_at * 1000) if first.first_receive_at is not None
                                          else None))
         redrive = self.queue.redrive if self.model.profile.has_redrive else None
-        for message_id, candidate in self.candidates.items():
-            if message_id in returned_ids or not candidate.due or redrive is None:
+        for message_id, candidate in self.candidates.items() if redrive is not None else ():
+            if message_id in returned_ids or not candidate.due:
                 continue
             moved = tuple(s.evolve(queue=redrive.dead_letter_queue, visible_at=self.at, hidden=Hidden.NONE,
                                    receipt=None, why=("REDRIVE-DLQ",)) for s in candidate.due)

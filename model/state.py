@@ -6,8 +6,9 @@ of whole worlds: a hedged outcome on one message never multiplies the states of 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 
 class Hidden(str, Enum):
@@ -25,8 +26,9 @@ class Gone(str, Enum):
     PURGED = "purged"
 
 
-@dataclass(frozen=True, slots=True)
-class MessageState:
+class MessageState(NamedTuple):
+    """One state a message may be in. A NamedTuple: immutable, hashable, and cheap to copy with a change."""
+
     queue: str
     visible_at: float
     hidden: Hidden = Hidden.NONE
@@ -50,7 +52,7 @@ class MessageState:
         return self.gone is Gone.NO and self.hidden is Hidden.RECEIPT and now < self.visible_at
 
     def evolve(self, **changes) -> "MessageState":
-        return replace(self, **changes)
+        return self._replace(**changes)
 
 
 @dataclass(slots=True)
@@ -108,7 +110,9 @@ class Queue:
     fifo: bool
     settings: dict[str, Setting]
     content_based_dedup: bool = False
-    message_ids: list[str] = field(default_factory=list)  # every message that may be in this queue, send order
+    # Every message that may still be live in this queue, in send order (an ordered set). Messages surely gone
+    # leave it, so that a receive looks only at what the queue may hold.
+    message_ids: dict[str, None] = field(default_factory=dict)
     dedup: dict[str, tuple[str, float]] = field(default_factory=dict)  # dedup id -> (message id, sent at)
     attempts: dict[str, Attempt] = field(default_factory=dict)
     last_purge_at: float | None = None

@@ -1,0 +1,121 @@
+"""Operations per second of the reference model on a mixed workload.
+
+The model sits inside every step of every run, so it must be cheap. Three figures, same operation mix, same
+process: the model acting as a queue (`step`), the model checking those answers (`observe`, what the engine
+does at every step), and a bare dict-based queue with none of the semantics as the baseline.
+
+    python benchmarks/model_ops.py [--ops N] [--profile NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from model import Model  # noqa: E402
+from model.values import (  # noqa: E402
+    ChangeMessageVisibility, CreateQueue, DeleteMessage, GetQueueAttributes, ReceiveMessage, SendMessage,
+)
+
+
+BACKLOG = 10  # a generated conformance run holds a handful of messages per queue; sends stop past this
+
+
+def workload(n: int, seed: int = 7):
+    """(kind, argument, time advance) triples: sends, receives, changes, deletes, attribute reads."""
+    rng = random.Random(seed)
+    kinds = ["send"] * 3 + ["receive"] * 3 + ["change"] * 2 + ["delete"] * 2 + ["attributes"]
+    return [(rng.choice(kinds), rng.choice([0, 5, 30, 60, 600]), rng.choice([0, 0.5, 1, 10])) for _ in range(n)]
+
+
+def run_model(profile: str, ops) -> tuple[float, float]:
+    """Seconds for the model acting as the queue, then for a second model checking those answers."""
+    target = Model(profile)
+    attrs = {"FifoQueue": "true", "ContentBasedDeduplication": "true"} if target.profile.fifo else {}
+    handles: list[str] = []
+    now = 0.0
+    receive_kw = {"max_messages": 10} if target.profile.validates_receive_params else {}
+    recorded = []
+
+    def do(op):
+        response, _ = target.step(op, now)
+        recorded.append((op, now, response))
+        return response
+
+    do(CreateQueue("q", attrs))
+    start = time.perf_counter()
+    for i, (kind, value, advance) in enumerate(ops):
+        now += advance
+        if kind == "send":
+            if len(target.queues["q"].message_ids) < BACKLOG:
+                do(SendMessage("q", f"m{i}", group_id=f"g{i % 8}" if target.profile.fifo else None))
+        elif kind == "receive":
+            handles += [m.receipt_handle for m in do(ReceiveMessage("q", **receive_kw)).messages]
+        elif kind == "change" and handles:
+            do(ChangeMessageVisibility("q", handles[-1 - i % min(4, len(handles))], value or 1))
+        elif kind == "delete" and handles:
+            do(DeleteMessage("q", handles.pop()))
+        elif kind == "attributes":
+            do(GetQueueAttributes("q"))
+    as_queue = time.perf_counter() - start
+
+    checker = Model(profile)  # the model's ids are its own, so no translation is needed here
+    start = time.perf_counter()
+    for op, at, response in recorded:
+        checker.observe(op, at, response)
+    return as_queue, time.perf_counter() - start
+
+
+def run_baseline(ops) -> float:
+    """The same mix on a dict of message -> visible-at, with no outcome sets, rules or validation."""
+    visible_at: dict[str, float] = {}
+    in_flight: dict[str, str] = {}
+    handles: list[str] = []
+    now = 0.0
+    start = time.perf_counter()
+    for i, (kind, value, advance) in enumerate(ops):
+        now += advance
+        if kind == "send":
+            if len(visible_at) < BACKLOG:
+                visible_at[f"m{i}"] = now
+        elif kind == "receive":
+            got = [m for m, t in visible_at.items() if t <= now][:10]
+            for m in got:
+                visible_at[m] = now + 30
+                handle = f"h{i}-{m}"
+                in_flight[handle] = m
+                handles.append(handle)
+        elif kind == "change" and handles:
+            m = in_flight.get(handles[-1 - i % min(4, len(handles))])
+            if m in visible_at:
+                visible_at[m] = now + (value or 1)
+        elif kind == "delete" and handles:
+            visible_at.pop(in_flight.get(handles.pop(), ""), None)
+        elif kind == "attributes":
+            sum(1 for t in visible_at.values() if t <= now)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", type=int, default=100_000)
+    parser.add_argument("--profile", default="all")
+    args = parser.parse_args()
+    ops = workload(args.ops)
+    profiles = ["sqs-standard", "sqs-fifo", "sqs-2008", "smq"] if args.profile == "all" else [args.profile]
+    baseline = args.ops / run_baseline(ops)
+    print(f"baseline dict queue: {baseline:,.0f} ops/s ({args.ops:,} ops)")
+    for profile in profiles:
+        as_queue, checking = run_model(profile, ops)
+        step, observe = args.ops / as_queue, args.ops / checking
+        print(f"{profile:13s} model as queue: {step:9,.0f} ops/s   model as checker: {observe:9,.0f} ops/s   "
+              f"(queue = {step / baseline:.3f} x baseline)")
+
+
+if __name__ == "__main__":
+    main()
