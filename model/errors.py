@@ -1,5 +1,7 @@
 """Every error the model can expect, in one place: code, text pattern (where the evidence records it), status.
 
+Codes are in the normalised spelling adapters produce ('AWS.SimpleQueueService.X' is 'X').
+
 Handles inside texts are matched loosely (`.+`): the target's handle is not the model's.
 """
 
@@ -12,13 +14,13 @@ from model.values import ErrorSpec
 INVALID_PARAMETER_VALUE = "InvalidParameterValue"
 INVALID_ATTRIBUTE_VALUE = "InvalidAttributeValue"
 RECEIPT_HANDLE_IS_INVALID = "ReceiptHandleIsInvalid"
-TOO_MANY_ENTRIES = "AWS.SimpleQueueService.TooManyEntriesInBatchRequest"
-EMPTY_BATCH = "AWS.SimpleQueueService.EmptyBatchRequest"
-INVALID_BATCH_ENTRY_ID = "AWS.SimpleQueueService.InvalidBatchEntryId"
-BATCH_IDS_NOT_DISTINCT = "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
+TOO_MANY_ENTRIES = "TooManyEntriesInBatchRequest"
+EMPTY_BATCH = "EmptyBatchRequest"
+INVALID_BATCH_ENTRY_ID = "InvalidBatchEntryId"
+BATCH_IDS_NOT_DISTINCT = "BatchEntryIdsNotDistinct"
 MISSING_PARAMETER = "MissingParameter"
 OVER_LIMIT = "OverLimit"
-PURGE_IN_PROGRESS = "AWS.SimpleQueueService.PurgeQueueInProgress"
+PURGE_IN_PROGRESS = "PurgeQueueInProgress"
 SMQ_MESSAGE_NOT_EXIST = "MessageNotExist"
 SMQ_INVALID_ARGUMENT = "InvalidArgument"
 

@@ -340,9 +340,12 @@ class ReceiveExpectation:
             return []
         for candidate in self.candidates.values():
             states = candidate.message.states
-            if candidate.receivable and len(candidate.receivable) == len(states):
-                why = tuple(r for s in states for r in s.why)
-                rules = _dedupe(why + ("RCV-REAPPEAR", "RCV-LONG-POLL") if why else ("RCV-LONG-POLL",))
+            # At the exact instant of its deadline a message may still be hidden: only later is it surely back.
+            surely = [s for s in candidate.receivable if s.visible_at < self.at or s.hidden is Hidden.NONE]
+            if surely and len(surely) == len(states):
+                why = tuple(r for s in states for r in s.why if r != "RCV-HIDE")
+                reappeared = any(s.hidden is not Hidden.NONE for s in states)
+                rules = _dedupe(why + (("RCV-REAPPEAR",) if reappeared else ()) + ("RCV-LONG-POLL",))
                 applicable = self.model.profile.rule_ids
                 return [Divergence(tuple(r for r in rules if r in applicable),
                                    f"{candidate.message.id} returned (visible since {states[0].visible_at:.3f})",

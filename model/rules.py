@@ -56,7 +56,8 @@ CATALOGUE: tuple[Rule, ...] = (
     _r("RCV-HIDE", "A received message is not returned by another receive before its deadline "
        "(receive time + visibility timeout).", ALL_PROFILES,
        "seed 000: 'it isn't available to other receive requests for the duration of the visibility timeout'"),
-    _r("RCV-REAPPEAR", "A message not deleted by its deadline becomes receivable again at the deadline.",
+    _r("RCV-REAPPEAR", "A message not deleted by its deadline becomes receivable again at the deadline (at "
+       "that exact instant either answer is permitted; the documents do not settle it).",
        ALL_PROFILES,
        "seed 001: 'the message again becomes visible to the ReceiveMessage calls'; seed 004: 'becomes visible "
        "again'"),

@@ -101,9 +101,25 @@ def test_additive_target_is_caught_by_a_long_poll(profile):
     mid = q.send()
     q.change(q.receive_one(at=0).receipt_handle, 60, at=20)
     op = ReceiveMessage("q", max_messages=1, wait_time_seconds=1)
-    verdict = q.check(op, 80, EMPTY)  # an additive target still hides it until 90
+    verdict = q.check(op, 80.001, EMPTY)  # an additive target still hides it until 90
     assert verdict.divergences and verdict.divergences[0].rules[0] == "VIS-EXTEND-NONADDITIVE"
     assert "RCV-LONG-POLL" in verdict.divergences[0].rules
+
+
+@pytest.mark.parametrize("profile", CURRENT)
+def test_exactly_at_the_deadline_either_answer_is_permitted(profile):
+    for observed_returned in (True, False):
+        q = Scenario(profile)
+        mid = q.send()
+        q.receive_one(at=0)
+        answer = received(q, mid, 2) if observed_returned else EMPTY
+        verdict = q.check(ReceiveMessage("q", max_messages=1, wait_time_seconds=1), 30, answer)
+        assert flagged(verdict) == []
+    q = Scenario(profile)
+    q.send()
+    q.receive_one(at=0)
+    late = q.check(ReceiveMessage("q", max_messages=1, wait_time_seconds=1), 30.001, EMPTY)
+    assert flagged(late) == ["RCV-REAPPEAR"]
 
 
 def test_short_poll_may_return_nothing_even_when_visible():
@@ -139,8 +155,8 @@ def test_remembered_extension_is_attributed_to_not_sticky():
     mid = q.send()
     q.change(q.receive_one(at=0).receipt_handle, 100, at=0)
     q.receive_one(at=100)
-    verdict = q.check(ReceiveMessage("q", max_messages=1, wait_time_seconds=1), 130, EMPTY)
-    assert verdict.divergences[0].rules[:2] == ("VIS-NOT-STICKY", "RCV-HIDE")
+    verdict = q.check(ReceiveMessage("q", max_messages=1, wait_time_seconds=1), 130.001, EMPTY)
+    assert verdict.divergences[0].rules[:2] == ("VIS-NOT-STICKY", "RCV-REAPPEAR")
 
 
 # --- the 12-hour ceiling ---------------------------------------------------------------------------------------
@@ -352,16 +368,16 @@ def test_batch_validation(profile):
     handle = q.receive_one(at=0).receipt_handle
     eleven = tuple(DeleteEntry(f"e{i}", handle) for i in range(11))
     response = q.do(DeleteMessageBatch("q", eleven), 1)
-    assert error_code(response) == "AWS.SimpleQueueService.TooManyEntriesInBatchRequest"
+    assert error_code(response) == "TooManyEntriesInBatchRequest"
     assert response.message == "Maximum number of entries per request are 10. You have sent 11."
-    assert error_code(q.do(DeleteMessageBatch("q", ()), 1)) == "AWS.SimpleQueueService.EmptyBatchRequest"
+    assert error_code(q.do(DeleteMessageBatch("q", ()), 1)) == "EmptyBatchRequest"
     assert error_code(q.do(DeleteMessageBatch("q", (DeleteEntry("bad id!", handle),)), 1)) \
-        == "AWS.SimpleQueueService.InvalidBatchEntryId"
+        == "InvalidBatchEntryId"
     assert error_code(q.do(DeleteMessageBatch("q", (DeleteEntry("x" * 81, handle),)), 1)) \
-        == "AWS.SimpleQueueService.InvalidBatchEntryId"
+        == "InvalidBatchEntryId"
     twice = (ChangeEntry("a", handle, 5), ChangeEntry("a", handle, 5))
     assert error_code(q.do(ChangeMessageVisibilityBatch("q", twice), 1)) \
-        == "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
+        == "BatchEntryIdsNotDistinct"
 
 
 @pytest.mark.parametrize("profile", CURRENT)
@@ -566,7 +582,7 @@ def test_purge_removes_in_flight_messages(profile):
     q.receive_one(at=0)
     assert q.do(PurgeQueue("q"), 1) == Ok()
     assert q.receivable(100) == []
-    assert error_code(q.do(PurgeQueue("q"), 30)) == "AWS.SimpleQueueService.PurgeQueueInProgress"
+    assert error_code(q.do(PurgeQueue("q"), 30)) == "PurgeQueueInProgress"
     assert flagged(q.check(ReceiveMessage("q", max_messages=1), 100, received(q, mid, 2))) == ["PURGE-ALL"]
 
 

@@ -1,0 +1,79 @@
+"""What every target implements. Adapters know nothing of Hypothesis or of the checker."""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from typing import Protocol
+
+from model.values import Error, Operation, Response
+
+
+class TargetError(Exception):
+    """A target could not be reached or set up. The message is one line, fit for a user."""
+
+
+class Unsupported(TargetError):
+    """The target has no such operation (a peek on an SQS endpoint, say)."""
+
+
+class Clock(Protocol):
+    """Seconds since the target was opened. A virtual clock advances instantly; a real one sleeps."""
+
+    kind: str  # "virtual" or "real"
+
+    def now(self) -> float: ...
+
+    def advance(self, seconds: float) -> None: ...
+
+
+class VirtualClock:
+    kind = "virtual"
+
+    def __init__(self) -> None:
+        self._now = 0.0
+
+    def now(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("time does not run backwards")
+        self._now += seconds
+
+    def advance_to(self, t: float) -> None:
+        self._now = max(self._now, t)
+
+
+class Target(ABC):
+    """A queue service under test. Queue names are the suite's; the adapter maps them to its own."""
+
+    name: str
+    clock: Clock
+    profiles: frozenset[str]  # the profiles this target can be checked against
+
+    @abstractmethod
+    def execute(self, op: Operation) -> Response:
+        """Perform one operation and return the normalised response (errors as `Error` values)."""
+
+    def version(self) -> str:
+        return "unknown"
+
+    def reset(self) -> None:
+        """Forget every queue this target created, ready for an independent case."""
+
+    def close(self) -> None:
+        """Delete what this target created and release it."""
+
+
+_QUERY_PREFIX = "AWS.SimpleQueueService."
+
+
+def normalise_error(code: str | None, message: str = "", status: int = 400, query_code: str | None = None) -> Error:
+    """One spelling per error: 'AWS.SimpleQueueService.X', 'com.amazonaws.sqs#X' and a QueryErrorCode all
+    become 'X'. This is the only place error codes are normalised."""
+    raw = query_code or code or "Unknown"
+    raw = raw.split(";")[0].split("#")[-1]
+    if raw.startswith(_QUERY_PREFIX):
+        raw = raw[len(_QUERY_PREFIX):]
+    return Error(raw, re.sub(r"\s+", " ", message or "").strip(), status)
