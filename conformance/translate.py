@@ -31,17 +31,14 @@ class IdMap:
         """The target's name for a model id; anything else (a garbage handle) goes through unchanged."""
         return self._to_target.get(model_id, model_id)
 
-    # --- operations: model space -> target space ---------------------------------------------------------
+    # --- operations: handles from one space to the other ----------------------------------------------------
 
     def op_for_target(self, op: Operation) -> Operation:
-        if isinstance(op, (ChangeMessageVisibility, DeleteMessage)):
-            return replace(op, receipt_handle=self.target_id(op.receipt_handle))
-        if isinstance(op, ChangeMessageVisibilityBatch):
-            return replace(op, entries=tuple(
-                ChangeEntry(e.id, self.target_id(e.receipt_handle), e.visibility_timeout) for e in op.entries))
-        if isinstance(op, DeleteMessageBatch):
-            return replace(op, entries=tuple(DeleteEntry(e.id, self.target_id(e.receipt_handle)) for e in op.entries))
-        return op
+        return _map_handles(op, self.target_id)
+
+    def op_for_model(self, op: Operation) -> Operation:
+        """A recorded operation back in model space; handles the model never saw (garbage) go through."""
+        return _map_handles(op, lambda h: self._to_model.get(h, h))
 
     # --- responses: target space -> model space ----------------------------------------------------------
 
@@ -74,3 +71,14 @@ class IdMap:
         elif isinstance(observed, ChangeOk) and isinstance(expected, ChangeOk):
             if observed.receipt_handle and expected.receipt_handle and self.model_id(observed.receipt_handle) is None:
                 self.bind(observed.receipt_handle, expected.receipt_handle)
+
+
+def _map_handles(op: Operation, rename) -> Operation:
+    if isinstance(op, (ChangeMessageVisibility, DeleteMessage)):
+        return replace(op, receipt_handle=rename(op.receipt_handle))
+    if isinstance(op, ChangeMessageVisibilityBatch):
+        return replace(op, entries=tuple(
+            ChangeEntry(e.id, rename(e.receipt_handle), e.visibility_timeout) for e in op.entries))
+    if isinstance(op, DeleteMessageBatch):
+        return replace(op, entries=tuple(DeleteEntry(e.id, rename(e.receipt_handle)) for e in op.entries))
+    return op

@@ -57,12 +57,18 @@ class Model:
         self.commit(outcome)
         return concrete(outcome.response), outcome
 
-    def observe(self, op: Operation, now: float, observed: Response) -> Verdict:
-        verdict = self.expect(op, now).check(observed)
+    def observe(self, op: Operation, now: float, observed: Response, completed_at: float | None = None) -> Verdict:
+        """Judge a target's answer. `completed_at` is when the target answered, if later than `now` (a long
+        poll): a receive is then judged as of that moment."""
+        verdict = self.expect(op, now, completed_at).check(observed)
         self.commit(verdict.outcome)
         return verdict
 
-    def expect(self, op: Operation, now: float) -> Expectation:
+    def expect(self, op: Operation, now: float, completed_at: float | None = None) -> Expectation:
+        if isinstance(op, ReceiveMessage):
+            from model.receive import expect_receive
+
+            return expect_receive(self, op, now, completed_at)
         handler = _HANDLERS.get(type(op))
         if handler is None:
             raise ModelUsageError(f"the model has no operation {type(op).__name__}")
@@ -509,18 +515,11 @@ def _error(spec: ErrorSpec, *rules: str) -> Enumerated:
     return Enumerated([Outcome(spec, rules)])
 
 
-def _receive(model: Model, op: ReceiveMessage, now: float) -> Expectation:
-    from model.receive import expect_receive
-
-    return expect_receive(model, op, now)
-
-
 _HANDLERS = {
     CreateQueue: _create_queue,
     SetQueueAttributes: _set_attributes,
     GetQueueAttributes: _get_attributes,
     SendMessage: _send,
-    ReceiveMessage: _receive,
     ChangeMessageVisibility: _change,
     ChangeMessageVisibilityBatch: _change_batch,
     DeleteMessage: _delete,

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 _MAX_GROUP_COMBINATIONS = 256
 
 
-def expect_receive(model: "Model", op: ReceiveMessage, now: float) -> Expectation:
+def expect_receive(model: "Model", op: ReceiveMessage, now: float, completed_at: float | None = None
+                   ) -> Expectation:
     from model.core import ModelUsageError
 
     p = model.profile
@@ -59,32 +60,36 @@ def expect_receive(model: "Model", op: ReceiveMessage, now: float) -> Expectatio
         waits = (0,)
     long_poll = min(waits) > 0
 
-    live, in_flight = _live_states(model, queue.name, now)
-    if in_flight >= p.inflight_quota and not p.fifo:
+    live, in_flight, maybe_in_flight = _live_states(model, queue.name, now)
+    over_limit_permitted = False
+    if maybe_in_flight >= p.inflight_quota and not p.fifo:
         rules.append("INFLIGHT-QUOTA")
         if not long_poll:
-            return Enumerated([Outcome(errors.over_limit(), tuple(rules))])
+            if in_flight >= p.inflight_quota:
+                return Enumerated([Outcome(errors.over_limit(), tuple(rules))])
+            over_limit_permitted = True  # the checker is unsure how many are in flight: both are permitted
 
     replay = _replay(model, queue, op.attempt_id, now) if p.fifo and op.attempt_id else None
     at = _evaluation_time(live, now, max(waits))
+    if completed_at is not None and completed_at > now and max(waits) > 0:
+        at = min(completed_at, now + max(waits))  # as of the moment the target answered, within the wait
     return ReceiveExpectation(model, queue, op, at, max_messages, visibilities, long_poll,
-                              tuple(rules), replay, quota_reached=in_flight >= p.inflight_quota, live=live)
+                              tuple(rules), replay, quota_reached=maybe_in_flight >= p.inflight_quota, live=live,
+                              over_limit_permitted=over_limit_permitted)
 
 
-def _live_states(model: "Model", queue: str, now: float) -> tuple[list[tuple[Message, list[MessageState]]], int]:
-    """Each message's states live in the queue, and how many messages are surely in flight: one pass."""
+def _live_states(model: "Model", queue: str, now: float
+                 ) -> tuple[list[tuple[Message, list[MessageState]]], int, int]:
+    """Each message's states live in the queue, and how many messages are surely and possibly in flight."""
     live = []
-    surely_in_flight = 0
+    surely_in_flight = possibly_in_flight = 0
     for message in model.messages_in(queue):
         states = [s for s in message.states if s.queue == queue and s.gone is Gone.NO]
         live.append((message, states))
-        if len(states) == len(message.states):
-            for s in states:
-                if s.hidden is not Hidden.RECEIPT or now >= s.visible_at:
-                    break
-            else:
-                surely_in_flight += 1
-    return live, surely_in_flight
+        flying = sum(1 for s in states if s.hidden is Hidden.RECEIPT and now < s.visible_at)
+        possibly_in_flight += flying > 0
+        surely_in_flight += flying == len(message.states)
+    return live, surely_in_flight, possibly_in_flight
 
 
 def _evaluation_time(live: list[tuple[Message, list[MessageState]]], now: float, wait: int) -> float:
@@ -127,8 +132,9 @@ class ReceiveExpectation:
     long_poll: bool
     base_rules: tuple[str, ...]
     replay: Attempt | None
-    quota_reached: bool = False
+    quota_reached: bool = False  # possibly: past it a long poll may answer with nothing (INFLIGHT-QUOTA)
     live: list[tuple[Message, list[MessageState]]] = field(default_factory=list)  # each message's states here
+    over_limit_permitted: bool = False
     timestamp_tolerance_ms: int = 1
 
     def __post_init__(self) -> None:
@@ -232,6 +238,8 @@ class ReceiveExpectation:
     # --- judging a target's answer --------------------------------------------------------------------------
 
     def check(self, observed: Response) -> Verdict:
+        if self.over_limit_permitted and errors.over_limit().matches(observed):  # type: ignore[arg-type]
+            return Verdict(Outcome(observed, self.rules, at=self.at))
         if not isinstance(observed, ReceiveOk):
             problem = Divergence(self.rules, "ReceiveOk", describe(observed))
             return Verdict(Outcome(observed, self.rules, at=self.at), (problem,))

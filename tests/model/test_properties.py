@@ -52,8 +52,9 @@ class Twin:
     def run(self, op):
         response, outcome = self.target.step(self.ids.op_for_target(op), self.now)
         observed = self.ids.response_for_model(response)
-        in_flight_before = self.surely_in_flight()
-        verdict = self.checker.observe(op, self.now, observed)
+        answered_at = outcome.at if outcome.at is not None else self.now  # later than now for a long poll
+        in_flight_before = self.surely_in_flight(answered_at)
+        verdict = self.checker.observe(op, self.now, observed, completed_at=answered_at)
         assert verdict.ok, (op, response, verdict.divergences)
         assert not verdict.outcome.notes  # the model never redelivers early itself
         self.ids.bind_fresh(verdict.outcome, response)
@@ -65,10 +66,10 @@ class Twin:
             self.now = max(self.now, verdict.outcome.at or self.now)
         return response, verdict
 
-    def surely_in_flight(self) -> set[str]:
+    def surely_in_flight(self, at: float) -> set[str]:
         if "q" not in self.checker.queues:
             return set()
-        return {m.id for m in self.checker.messages_in("q") if all(s.in_flight(self.now) for s in m.states)}
+        return {m.id for m in self.checker.messages_in("q") if all(s.in_flight(at) for s in m.states)}
 
     def handle(self, index: int) -> str:
         if index >= 18 or not self.handles:

@@ -1,0 +1,37 @@
+"""The reference model as a queue. It must always conform: running the suite against it tests the engine."""
+
+from __future__ import annotations
+
+from adapters.base import Target, Unsupported, VirtualClock
+from model import Model, ModelUsageError
+from model.profiles import PROFILES, Profile
+from model.values import Operation, Response
+
+
+class ModelTarget(Target):
+    def __init__(self, profile: Profile | str = "sqs-standard") -> None:
+        self._profile = profile
+        self.model = Model(profile)
+        self.name = f"model:{self.model.profile.name}"
+        self.clock = VirtualClock()
+        self.profiles = frozenset({self.model.profile.name}) if isinstance(profile, Profile) else frozenset(PROFILES)
+
+    def execute(self, op: Operation) -> Response:
+        try:
+            response, outcome = self.model.step(op, self.clock.now())
+        except ModelUsageError as error:
+            raise Unsupported(str(error)) from None
+        if outcome.at is not None:  # a long poll that waited for a message
+            self.clock.advance_to(outcome.at)
+        return response
+
+    def version(self) -> str:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("sqs-conformance")
+        except PackageNotFoundError:
+            return "source"
+
+    def reset(self) -> None:
+        self.model = Model(self._profile)

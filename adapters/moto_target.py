@@ -1,0 +1,107 @@
+"""moto in-process (`mock_aws`), its clock driven by time-machine so that advancing time costs nothing.
+
+moto's long poll waits on a real condition variable and compares against the wall clock, so under a frozen
+clock it would never end. Here it is a discrete-event wait instead: the virtual clock jumps to the next moment
+something in the queue becomes visible (moto's own `visible_at`/`delayed_until`), or to the end of the poll.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import uuid
+
+import boto3
+import time_machine
+
+from adapters.base import TargetError
+from adapters.sqs_api import CLIENT_CONFIG, SqsApiTarget
+
+EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)  # the virtual clock's zero
+_POLL_SLACK = 0.001  # moto ends a long poll once its clock is strictly past the end
+
+
+class MotoClock:
+    kind = "virtual"
+
+    def __init__(self, traveller: "time_machine.Coordinates") -> None:
+        self._traveller = traveller
+        self._now = 0.0
+
+    def now(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("time does not run backwards")
+        self.advance_to(self._now + seconds)
+
+    def advance_to(self, t: float) -> None:
+        if t > self._now:
+            self._traveller.move_to(EPOCH + dt.timedelta(seconds=t), tick=False)
+            self._now = t
+
+
+class MotoTarget(SqsApiTarget):
+    """Only one may be open at a time in a process: mock_aws and the clock are process-wide."""
+
+    _open = threading.Lock()
+
+    def __init__(self) -> None:
+        try:
+            from moto import mock_aws
+            from moto.sqs import models as sqs_models
+        except ImportError as error:  # pragma: no cover - moto is a dependency
+            raise TargetError(f"moto is not installed: {error}") from None
+        if not MotoTarget._open.acquire(blocking=False):
+            raise TargetError("a moto target is already open in this process")
+        self._models = sqs_models
+        self._travel = time_machine.travel(EPOCH, tick=False)
+        traveller = self._travel.start()
+        self._mock = mock_aws()
+        self._mock.start()
+        clock = MotoClock(traveller)
+        client = boto3.client("sqs", region_name="us-east-1", aws_access_key_id="testing",
+                              aws_secret_access_key="testing", config=CLIENT_CONFIG)
+        super().__init__("moto", client, clock, prefix=f"c{uuid.uuid4().hex[:8]}-",
+                         clock_origin_ms=lambda: EPOCH.timestamp() * 1000)
+        self._install_virtual_wait()
+
+    def version(self) -> str:
+        import moto
+
+        return moto.__version__
+
+    def _install_virtual_wait(self) -> None:
+        backend_class = self._models.SQSBackend
+        queue_class = self._models.Queue
+        self._original_receive = backend_class.receive_message
+        self._original_wait = queue_class.wait_for_messages
+        clock = self.clock
+        poll_end: dict[str, float] = {}
+
+        def receive_message(backend, queue_name, count, wait_seconds_timeout, *args, **kwargs):
+            poll_end["t"] = clock.now() + (wait_seconds_timeout or 0)
+            return self._original_receive(backend, queue_name, count, wait_seconds_timeout, *args, **kwargs)
+
+        def wait_for_messages(queue, timeout):
+            now_ms = clock.now() * 1000 + EPOCH.timestamp() * 1000
+            upcoming = [t for m in queue._messages for t in (m.visible_at, m.delayed_until) if t and t >= now_ms]
+            end = poll_end.get("t", clock.now()) + _POLL_SLACK
+            if upcoming:
+                # moto's 'visible' is strictly after visible_at: step a millisecond past the next event
+                end = min(end, (min(upcoming) + 1) / 1000 - EPOCH.timestamp())
+            clock.advance_to(max(end, clock.now() + 0.001))
+
+        backend_class.receive_message = receive_message
+        queue_class.wait_for_messages = wait_for_messages
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._models.SQSBackend.receive_message = self._original_receive
+            self._models.Queue.wait_for_messages = self._original_wait
+            self._mock.stop()
+            self._travel.stop()
+            MotoTarget._open.release()

@@ -1,0 +1,179 @@
+"""Any target that speaks the SQS API, through a boto3 client: moto in-process, moto server, emulators, AWS.
+
+Queue names get a per-run prefix, so the suite only ever touches queues it created. The client does not
+validate parameters (the service must) and does not retry (a retry could hide a receive that happened).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import botocore.exceptions
+from botocore.config import Config
+
+from adapters.base import Clock, Target, TargetError, Unsupported, normalise_error
+from model.values import (
+    AttributesOk, BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue,
+    DeleteMessage, DeleteMessageBatch, EntryFailure, GetQueueAttributes, Ok, Operation, PeekMessage, PurgeQueue,
+    ReceivedMessage, ReceiveMessage, ReceiveOk, Response, SendMessage, SendOk, SetQueueAttributes,
+)
+
+CLIENT_CONFIG = Config(parameter_validation=False, retries={"total_max_attempts": 1, "mode": "standard"})
+REPORTED_ATTRIBUTES = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+                       "ApproximateNumberOfMessagesDelayed", "VisibilityTimeout", "DelaySeconds",
+                       "ReceiveMessageWaitTimeSeconds")
+
+
+class SqsApiTarget(Target):
+    profiles = frozenset({"sqs-standard", "sqs-fifo"})
+
+    def __init__(self, name: str, client: Any, clock: Clock, prefix: str, clock_origin_ms: Callable[[], float]):
+        self.name = name
+        self.client = client
+        self.clock = clock
+        self.prefix = prefix
+        self._origin_ms = clock_origin_ms  # the epoch time (ms) of the clock's zero, to express timestamps in it
+        self._urls: dict[str, str] = {}
+        self._arns: dict[str, str] = {}
+        self._handlers: dict[type, Callable[[Any], Response]] = {
+            CreateQueue: self._create, SetQueueAttributes: self._set_attributes,
+            GetQueueAttributes: self._get_attributes, SendMessage: self._send, ReceiveMessage: self._receive,
+            ChangeMessageVisibility: self._change, ChangeMessageVisibilityBatch: self._change_batch,
+            DeleteMessage: self._delete, DeleteMessageBatch: self._delete_batch, PurgeQueue: self._purge,
+        }
+
+    # --- the interface ---------------------------------------------------------------------------------
+
+    def execute(self, op: Operation) -> Response:
+        if isinstance(op, PeekMessage):
+            raise Unsupported(f"{self.name} has no peek (the 2008 API and SMQ have it; SQS today does not)")
+        try:
+            return self._handlers[type(op)](op)
+        except botocore.exceptions.ClientError as error:
+            details = error.response.get("Error", {})
+            status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
+            return normalise_error(details.get("Code"), details.get("Message", ""), status,
+                                   details.get("QueryErrorCode"))
+        except (botocore.exceptions.EndpointConnectionError, botocore.exceptions.ConnectionClosedError,
+                botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectTimeoutError) as error:
+            raise TargetError(f"{self.name}: {error}") from None
+
+    def reset(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for url in list(self._urls.values()):
+            try:
+                self.client.delete_queue(QueueUrl=url)
+            except botocore.exceptions.BotoCoreError:
+                pass
+            except botocore.exceptions.ClientError:
+                pass
+        self._urls.clear()
+        self._arns.clear()
+
+    # --- queues -----------------------------------------------------------------------------------------------
+
+    def real_name(self, queue: str, fifo: bool) -> str:
+        name = f"{self.prefix}{queue}"
+        return name + ".fifo" if fifo and not name.endswith(".fifo") else name
+
+    def url(self, queue: str) -> str:
+        try:
+            return self._urls[queue]
+        except KeyError:
+            raise TargetError(f"{self.name}: queue {queue!r} was not created by this run") from None
+
+    def _attributes(self, attributes: dict[str, Any]) -> dict[str, str]:
+        result = {}
+        for key, value in attributes.items():
+            if key == "RedrivePolicy" and isinstance(value, dict):
+                value = json.dumps({"deadLetterTargetArn": self._arn(value["deadLetterTargetQueue"]),
+                                    "maxReceiveCount": value["maxReceiveCount"]})
+            result[key] = value if isinstance(value, str) else json.dumps(value)
+        return result
+
+    def _arn(self, queue: str) -> str:
+        if queue not in self._arns:
+            reply = self.client.get_queue_attributes(QueueUrl=self.url(queue), AttributeNames=["QueueArn"])
+            self._arns[queue] = reply["Attributes"]["QueueArn"]
+        return self._arns[queue]
+
+    def _create(self, op: CreateQueue) -> Response:
+        fifo = str(op.attributes.get("FifoQueue", "")).lower() == "true"
+        reply = self.client.create_queue(QueueName=self.real_name(op.queue, fifo),
+                                         Attributes=self._attributes(op.attributes))
+        self._urls[op.queue] = reply["QueueUrl"]
+        return Ok()
+
+    def _set_attributes(self, op: SetQueueAttributes) -> Response:
+        self.client.set_queue_attributes(QueueUrl=self.url(op.queue), Attributes=self._attributes(op.attributes))
+        return Ok()
+
+    def _get_attributes(self, op: GetQueueAttributes) -> Response:
+        reply = self.client.get_queue_attributes(QueueUrl=self.url(op.queue), AttributeNames=["All"])
+        attributes = reply.get("Attributes", {})
+        return AttributesOk({k: attributes[k] for k in REPORTED_ATTRIBUTES if k in attributes})
+
+    def _purge(self, op: PurgeQueue) -> Response:
+        self.client.purge_queue(QueueUrl=self.url(op.queue))
+        return Ok()
+
+    # --- messages --------------------------------------------------------------------------------------------
+
+    def _send(self, op: SendMessage) -> Response:
+        kw: dict[str, Any] = {"QueueUrl": self.url(op.queue), "MessageBody": op.body}
+        if op.delay_seconds is not None:
+            kw["DelaySeconds"] = op.delay_seconds
+        if op.group_id is not None:
+            kw["MessageGroupId"] = op.group_id
+        if op.dedup_id is not None:
+            kw["MessageDeduplicationId"] = op.dedup_id
+        return SendOk(self.client.send_message(**kw)["MessageId"])
+
+    def _receive(self, op: ReceiveMessage) -> Response:
+        kw: dict[str, Any] = {"QueueUrl": self.url(op.queue), "MessageSystemAttributeNames": ["All"]}
+        for key, value in (("MaxNumberOfMessages", op.max_messages), ("VisibilityTimeout", op.visibility_timeout),
+                           ("WaitTimeSeconds", op.wait_time_seconds),
+                           ("ReceiveRequestAttemptId", op.attempt_id)):
+            if value is not None:
+                kw[key] = value
+        reply = self.client.receive_message(**kw)
+        return ReceiveOk(tuple(self._received(m) for m in reply.get("Messages", [])))
+
+    def _received(self, message: dict[str, Any]) -> ReceivedMessage:
+        attributes = message.get("Attributes", {})
+        count = attributes.get("ApproximateReceiveCount")
+        first = attributes.get("ApproximateFirstReceiveTimestamp")
+        return ReceivedMessage(
+            message["MessageId"], message.get("Body", ""), message["ReceiptHandle"],
+            int(count) if count is not None else None,
+            round(int(first) - self._origin_ms()) if first is not None else None,
+        )
+
+    def _change(self, op: ChangeMessageVisibility) -> Response:
+        self.client.change_message_visibility(QueueUrl=self.url(op.queue), ReceiptHandle=op.receipt_handle,
+                                              VisibilityTimeout=op.visibility_timeout)
+        return ChangeOk()
+
+    def _change_batch(self, op: ChangeMessageVisibilityBatch) -> Response:
+        entries = [{"Id": e.id, "ReceiptHandle": e.receipt_handle, "VisibilityTimeout": e.visibility_timeout}
+                   for e in op.entries]
+        return _batch(self.client.change_message_visibility_batch(QueueUrl=self.url(op.queue), Entries=entries))
+
+    def _delete(self, op: DeleteMessage) -> Response:
+        self.client.delete_message(QueueUrl=self.url(op.queue), ReceiptHandle=op.receipt_handle)
+        return Ok()
+
+    def _delete_batch(self, op: DeleteMessageBatch) -> Response:
+        entries = [{"Id": e.id, "ReceiptHandle": e.receipt_handle} for e in op.entries]
+        return _batch(self.client.delete_message_batch(QueueUrl=self.url(op.queue), Entries=entries))
+
+
+def _batch(reply: dict[str, Any]) -> BatchOk:
+    failed = []
+    for f in reply.get("Failed", []):
+        error = normalise_error(f.get("Code"), f.get("Message", ""))
+        failed.append(EntryFailure(f["Id"], error.code, error.message, bool(f.get("SenderFault", False))))
+    return BatchOk(tuple(s["Id"] for s in reply.get("Successful", [])), tuple(failed))
