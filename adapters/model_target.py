@@ -35,3 +35,4 @@ class ModelTarget(Target):
 
     def reset(self) -> None:
         self.model = Model(self._profile)
+        self.clock = VirtualClock()  # the model's times are the clock's: start both at zero

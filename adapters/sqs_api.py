@@ -35,6 +35,7 @@ class SqsApiTarget(Target):
         self.prefix = prefix
         self._origin_ms = clock_origin_ms  # the epoch time (ms) of the clock's zero, to express timestamps in it
         self._urls: dict[str, str] = {}
+        self._case = 0
         self._arns: dict[str, str] = {}
         self._handlers: dict[type, Callable[[Any], Response]] = {
             CreateQueue: self._create, SetQueueAttributes: self._set_attributes,
@@ -60,23 +61,27 @@ class SqsApiTarget(Target):
             raise TargetError(f"{self.name}: {error}") from None
 
     def reset(self) -> None:
-        self.close()
+        """A new case: delete this case's queues and name the next case's afresh (AWS refuses to recreate a
+        queue name for 60 s after deleting it)."""
+        self._delete_created_queues()
+        self._case += 1
 
     def close(self) -> None:
+        self._delete_created_queues()
+
+    def _delete_created_queues(self) -> None:
         for url in list(self._urls.values()):
             try:
                 self.client.delete_queue(QueueUrl=url)
-            except botocore.exceptions.BotoCoreError:
-                pass
-            except botocore.exceptions.ClientError:
-                pass
+            except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError):
+                pass  # best effort: `cleanup` finds leftovers by prefix
         self._urls.clear()
         self._arns.clear()
 
     # --- queues -----------------------------------------------------------------------------------------------
 
     def real_name(self, queue: str, fifo: bool) -> str:
-        name = f"{self.prefix}{queue}"
+        name = f"{self.prefix}{self._case}-{queue}"
         return name + ".fifo" if fifo and not name.endswith(".fifo") else name
 
     def url(self, queue: str) -> str:

@@ -408,7 +408,10 @@ class ReceiveExpectation:
             attempt_id = self.op.attempt_id
             updates = (lambda: self.queue.attempts.__setitem__(attempt_id, attempt),)
         effects.queue_updates = updates
-        return Outcome(ReceiveOk(tuple(shown)), self.rules, effects, frozenset(minted), notes, self.at)
+        applicable = self.model.profile.rule_ids
+        decided = tuple(r for mid in returned_ids for s in effects.states[mid] for r in s.why if r in applicable)
+        rules = tuple(dict.fromkeys(self.rules + decided))  # e.g. VIS-NOT-STICKY: this receive ignored a change
+        return Outcome(ReceiveOk(tuple(shown)), rules, effects, frozenset(minted), notes, self.at)
 
     def _received_with(self, s: MessageState, handle: str, v: int) -> MessageState:
         why: list[str] = []

@@ -105,7 +105,7 @@ CATALOGUE: tuple[Rule, ...] = (
        "'... Reason: Message does not exist or is not available for visibility timeout change.'", ALL_SQS,
        "EVIDENCE.md row 'CMV, deleted message' (VAL)"),
     _r("CMV-EXPIRED", "ChangeMessageVisibility with an expired handle (not yet received again) answers 200; "
-       "whether the message is hidden again is unknown.", ALL_SQS,
+       "whether the message is hidden again is unknown.", frozenset({STANDARD, SQS_2008}),
        "EVIDENCE.md row 'CMV, expired handle' (REC 2024-04-30; MessageNotInflight never reproduced)",
        hedged=True),
     _r("CMV-STALE", "ChangeMessageVisibility with a stale handle (message received again since) is accepted "

@@ -1,0 +1,291 @@
+"""Hypothesis stateful machines: the same operations to a target and to the model, every answer judged.
+
+Generation aims at the edges the model exposes: time advances to each deadline, ceiling and release (±1 ms,
+±1 s), change timeouts at exactly the room left under the 12-hour ceiling and one past it, handles that are
+current, stale, expired, deleted or garbage, out-of-range values, batches valid and invalid.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from hypothesis import strategies as st
+from hypothesis.control import current_build_context
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from adapters.base import Target, Unsupported
+from conformance.session import Session, Step, Tallies
+from conformance.trace import TraceWriter
+from model import Divergence
+from model.values import (
+    ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteEntry, DeleteMessage,
+    DeleteMessageBatch, GetQueueAttributes, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage, SetQueueAttributes,
+)
+
+MAIN, DEAD_LETTER = "q", "dlq"
+GARBAGE_HANDLES = ("not-a-receipt-handle", "AQEBzWwaftRI0KuVm4tP+/7q1rGgNqicHq/8+Q==")
+TIMEOUTS = (0, 1, 2, 5, 5, 30, 30, 60, 600, 43200, 43201, -1)
+FIXED_ADVANCES = (0.001, 0.5, 1, 5, 30, 61, 300, 3600, 20_000)
+EDGE_OFFSETS = (-1, -0.001, 0, 0.001, 1)
+REDELIVERIES_BEFORE_FLAGGING = 2  # EVIDENCE.md 'at-least-once': count it, do not fail on one
+
+
+class DivergenceFound(AssertionError):
+    """A target answer the model does not permit. One subclass per rule id, so that Hypothesis shrinks and
+    reports each rule's divergence separately."""
+
+    def __init__(self, divergence: Divergence, session: Session) -> None:
+        super().__init__(f"{divergence.rule}: expected {divergence.expected}; observed {divergence.observed}")
+        self.divergence = divergence
+        self.steps = list(session.steps)
+        self.tolerated = sorted({d.rule for s in session.steps[:-1] for d in s.verdict.divergences})
+
+
+_BY_RULE: dict[str, type[DivergenceFound]] = {}
+
+
+def divergence_class(rule_id: str) -> type[DivergenceFound]:
+    if rule_id not in _BY_RULE:
+        _BY_RULE[rule_id] = type(f"Diverges_{rule_id.replace('-', '_')}", (DivergenceFound,), {})
+    return _BY_RULE[rule_id]
+
+
+@dataclass
+class Run:
+    """What the machines of one run share: the target, the rules already found, tallies and the trace."""
+
+    target: Target
+    profile: str
+    run_id: str
+    trace: TraceWriter | None = None
+    tolerated: set[str] = field(default_factory=set)
+    tallies: Tallies = field(default_factory=Tallies)
+    cases: int = 0
+    steps: int = 0
+    on_case: Callable[["Run"], None] | None = None
+
+    def new_session(self) -> Session:
+        self.target.reset()
+        self.cases += 1
+        if self.on_case is not None:
+            self.on_case(self)
+        return Session(self.target, self.profile, run_id=self.run_id, case=self.cases, trace=self.trace,
+                       tallies=self.tallies)
+
+
+def build_machine(run: Run) -> type[RuleBasedStateMachine]:
+    fifo = run.profile == "sqs-fifo"
+
+    class VisibilityMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.session = run.new_session()
+            self.session.final = current_build_context().is_final
+            self.handles: list[str] = []
+            self.queues = [MAIN]
+            self.sent = 0
+            self.redeliveries: Counter[str] = Counter()
+
+        # --- doing and judging ----------------------------------------------------------------------------
+
+        def do(self, op) -> Step:
+            try:
+                step = self.session.execute(op)
+            except Unsupported:
+                return None  # type: ignore[return-value]
+            run.steps += 1
+            for divergence in step.verdict.divergences:
+                if divergence.rule not in run.tolerated:
+                    raise divergence_class(divergence.rule)(divergence, self.session)
+            for note in step.verdict.outcome.notes:
+                self.redeliveries[note.rule] += 1
+                if self.redeliveries[note.rule] >= REDELIVERIES_BEFORE_FLAGGING and note.rule not in run.tolerated:
+                    repeated = Divergence(note.rules, f"{note.expected} (a redelivery may happen rarely)",
+                                          f"{note.observed}, redelivered early {self.redeliveries[note.rule]} "
+                                          "times in one case", note.message_ids)
+                    raise divergence_class(note.rule)(repeated, self.session)
+            response = step.verdict.outcome.response
+            if isinstance(response, ReceiveOk):
+                self.handles += [m.receipt_handle for m in response.messages if m.receipt_handle]
+            return step
+
+        @property
+        def model(self):
+            return self.session.model
+
+        def pick_handle(self, data: st.DataObject) -> str:
+            if not self.handles or data.draw(st.integers(0, 9), label="garbage?") == 0:
+                return data.draw(st.sampled_from(GARBAGE_HANDLES), label="handle")
+            recent = self.handles[-6:]
+            return data.draw(st.sampled_from(recent[::-1]), label="handle")
+
+        def pick_timeout(self, data: st.DataObject, handle: str) -> int:
+            """A fixed value, or one aimed at the handle's 12-hour ceiling: the room left, and one more."""
+            choices = list(TIMEOUTS)
+            info = self.model.handles.get(handle)
+            if info is not None and "VIS-CEILING" in self.model.profile.rule_ids:
+                room = info.received_at + 43200 - self.session.now
+                if room > 1:
+                    choices += [math.floor(room) - 1, math.floor(room), math.floor(room) + 1]
+            return data.draw(st.sampled_from(choices), label="timeout")
+
+        # --- setting up -------------------------------------------------------------------------------------
+
+        @initialize(visibility=st.sampled_from([None, 0, 5, 30, 3600]), redrive=st.sampled_from([None, 1, 2, 3]),
+                    delay=st.sampled_from([None, 0, 5]), dedup=st.booleans())
+        def create_queues(self, visibility, redrive, delay, dedup):
+            base: dict[str, object] = {}
+            if fifo:
+                base = {"FifoQueue": "true", "ContentBasedDeduplication": str(dedup).lower()}
+            attributes = dict(base)
+            if visibility is not None:
+                attributes["VisibilityTimeout"] = visibility
+            if delay is not None:
+                attributes["DelaySeconds"] = delay
+            if redrive is not None:
+                self.do(CreateQueue(DEAD_LETTER, dict(base)))
+                attributes["RedrivePolicy"] = {"deadLetterTargetQueue": DEAD_LETTER, "maxReceiveCount": redrive}
+                self.queues.append(DEAD_LETTER)
+            self.do(CreateQueue(MAIN, attributes))
+
+        # --- messages ------------------------------------------------------------------------------------
+
+        @rule(data=st.data())
+        def send(self, data):
+            self.sent += 1
+            body = f"m{self.sent}"
+            if fifo:
+                dedup = data.draw(st.sampled_from([None, None, "d1", "d2"]), label="dedup id")
+                if dedup is None and not self.model.queues[MAIN].content_based_dedup:
+                    dedup = f"u{self.sent}"
+                fault = data.draw(st.sampled_from([None] * 8 + ["no group", "delay"]), label="send fault")
+                group = None if fault == "no group" else data.draw(st.sampled_from(["g1", "g1", "g2"]), label="group")
+                self.do(SendMessage(MAIN, body, group_id=group, dedup_id=dedup,
+                                    delay_seconds=5 if fault == "delay" else None))
+            else:
+                delay = data.draw(st.sampled_from([None, None, 0, 1, 10, 901, -1]), label="delay")
+                self.do(SendMessage(MAIN, body, delay_seconds=delay))
+
+        @rule(data=st.data())
+        def receive(self, data):
+            queue = data.draw(st.sampled_from(self.queues + [MAIN, MAIN]), label="queue")
+            kw = {
+                "max_messages": data.draw(st.sampled_from([10] * 6 + [None, 1, 2, 0, 11]), label="max"),
+                "visibility_timeout": data.draw(st.sampled_from((None,) * 12 + TIMEOUTS), label="override"),
+                "wait_time_seconds": data.draw(st.sampled_from([1] * 6 + [5, 20, 0, None, 21]), label="wait"),
+            }
+            if fifo:
+                kw["attempt_id"] = data.draw(st.sampled_from([None, None, "a1", "a2"]), label="attempt id")
+            self.do(ReceiveMessage(queue, **kw))
+
+        @rule(data=st.data())
+        def receive_again(self, data):  # receives drive everything else: give them twice the weight
+            self.receive(data)
+
+        @rule(data=st.data())
+        def change(self, data):
+            handle = self.pick_handle(data)
+            self.do(ChangeMessageVisibility(MAIN, handle, self.pick_timeout(data, handle)))
+
+        @precondition(lambda self: self.handles)
+        @rule(data=st.data())
+        def change_latest(self, data):  # a current receipt: the path most rules sit on
+            handle = data.draw(st.sampled_from(self.handles[-3:][::-1]), label="recent handle")
+            self.do(ChangeMessageVisibility(MAIN, handle, self.pick_timeout(data, handle)))
+
+        @precondition(lambda self: self.handles)
+        @rule(data=st.data())
+        def change_at_ceiling(self, data):  # exactly the room left under the 12-hour ceiling, or one past it
+            handle = self.handles[-1]
+            info = self.model.handles.get(handle)
+            room = info.received_at + 43200 - self.session.now if info else 43200
+            offset = data.draw(st.sampled_from([-1, 0, 1]), label="past the room")
+            self.do(ChangeMessageVisibility(MAIN, handle, max(0, math.floor(room)) + offset))
+
+        @precondition(lambda self: len(self.handles) > 1)
+        @rule(data=st.data())
+        def change_stale(self, data):
+            handle = data.draw(st.sampled_from(self.handles[:-1]), label="older handle")
+            self.do(ChangeMessageVisibility(MAIN, handle, data.draw(st.sampled_from(TIMEOUTS), label="timeout")))
+
+        @rule(data=st.data())
+        def delete(self, data):
+            self.do(DeleteMessage(MAIN, self.pick_handle(data)))
+
+        @precondition(lambda self: len(self.handles) > 1)
+        @rule(data=st.data())
+        def delete_stale(self, data):  # a handle from an earlier receive of a message received since
+            self.do(DeleteMessage(MAIN, data.draw(st.sampled_from(self.handles[:-1]), label="older handle")))
+
+        @rule(data=st.data())
+        def change_batch(self, data):
+            entries = [ChangeEntry(i, h, self.pick_timeout(data, h)) for i, h in self.batch(data)]
+            self.do(ChangeMessageVisibilityBatch(MAIN, tuple(entries)))
+
+        @rule(data=st.data())
+        def delete_batch(self, data):
+            self.do(DeleteMessageBatch(MAIN, tuple(DeleteEntry(i, h) for i, h in self.batch(data))))
+
+        def batch(self, data) -> list[tuple[str, str]]:
+            size = data.draw(st.sampled_from([1, 2, 2, 3, 0, 11]), label="entries")
+            ids = [f"e{i}" for i in range(size)]
+            fault = data.draw(st.sampled_from([None] * 4 + ["bad id", "same id"]), label="id fault")
+            if ids and fault == "bad id":
+                ids[0] = "bad id!"
+            elif len(ids) > 1 and fault == "same id":
+                ids[1] = ids[0]
+            return [(i, self.pick_handle(data)) for i in ids]
+
+        # --- time ----------------------------------------------------------------------------------------------
+
+        @rule(data=st.data())
+        def advance(self, data):
+            now = self.session.now
+            edges = [t for q in self.queues for t in self.model.edges(q, now)]
+            if edges and data.draw(st.booleans(), label="aim at an edge?"):
+                edge = data.draw(st.sampled_from(sorted(set(edges))[:6]), label="edge")
+                seconds = max(0.0, edge + data.draw(st.sampled_from(EDGE_OFFSETS), label="offset") - now)
+            else:
+                seconds = data.draw(st.sampled_from(FIXED_ADVANCES), label="seconds")
+            self.session.advance(round(seconds, 6))
+
+        @precondition(lambda self: self.sent > 0)
+        @rule(data=st.data())
+        def let_messages_wait(self, data):  # time spent in the queue before a first receive must not count
+            self.session.advance(data.draw(st.sampled_from([1.5, 100, 5000]), label="wait in queue"))
+
+        @precondition(lambda self: self.handles)
+        @rule(data=st.data())
+        def advance_to_edge(self, data):
+            now = self.session.now
+            edges = [t for q in self.queues for t in self.model.edges(q, now)]
+            if edges:
+                edge = data.draw(st.sampled_from(sorted(set(edges))[:4]), label="edge")
+                offset = data.draw(st.sampled_from(EDGE_OFFSETS), label="offset")
+                self.session.advance(round(max(0.0, edge + offset - now), 6))
+
+        # --- the queue -------------------------------------------------------------------------------------------
+
+        @rule(data=st.data())
+        def set_attributes(self, data):
+            name, values = data.draw(st.sampled_from([
+                ("VisibilityTimeout", (0, 5, 30, 60, 43200, 43201, -1)),
+                ("DelaySeconds", (0, 5, 901)),
+                ("ReceiveMessageWaitTimeSeconds", (0, 2, 21)),
+            ]), label="attribute")
+            self.do(SetQueueAttributes(MAIN, {name: data.draw(st.sampled_from(values), label="value")}))
+
+        @rule()
+        def get_attributes(self):
+            self.do(GetQueueAttributes(MAIN))
+
+        @precondition(lambda self: self.sent > 0)
+        @rule()
+        def purge(self):
+            self.do(PurgeQueue(MAIN))
+
+    VisibilityMachine.__name__ = f"VisibilityMachine_{run.profile.replace('-', '_')}"
+    return VisibilityMachine

@@ -1,0 +1,169 @@
+"""One case: a fresh set of queues on a target, the checker model beside it, every step judged and traced."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from adapters.base import Target
+from conformance.trace import SCHEMA_VERSION, TraceWriter, encode
+from conformance.translate import IdMap
+from model import Divergence, Model
+from model.core import ModelUsageError
+from model.outcomes import Verdict
+from model.values import ChangeOk, Operation, PeekOk, ReceiveOk, Response
+
+_WALL_ZERO = time.time() - time.perf_counter()  # wall clock from perf_counter: immune to a faked time.time
+
+
+def wall_clock() -> float:
+    return _WALL_ZERO + time.perf_counter()
+
+
+@dataclass
+class Step:
+    """One operation as the suite saw it: in model space, as sent, as answered, and as judged."""
+
+    index: int
+    op: Operation  # model space
+    sent: Operation  # target space
+    response: Response  # target space
+    invoke: float  # virtual (or real) seconds since the case began
+    complete: float
+    verdict: Verdict
+    advanced: float = 0.0  # time advanced just before this step
+    views: dict[str, Any] = field(default_factory=dict)  # the model's expected windows right after the step
+
+
+@dataclass
+class RuleTally:
+    exercised: int = 0
+    conforming: int = 0
+    diverging: int = 0
+    notes: int = 0
+
+
+class Tallies:
+    """Per rule: steps that exercised it, conformed, diverged, or gave a permitted-but-counted note."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, RuleTally] = {}
+
+    def add(self, verdict: Verdict) -> None:
+        diverged = {r for d in verdict.divergences for r in d.rules[:1]}
+        noted = {r for n in verdict.outcome.notes for r in n.rules[:1]}
+        for rule_id in set(verdict.outcome.rules) | diverged | noted:
+            tally = self.rules.setdefault(rule_id, RuleTally())
+            tally.exercised += 1
+            if rule_id in diverged:
+                tally.diverging += 1
+            elif rule_id in noted:
+                tally.notes += 1
+            else:
+                tally.conforming += 1
+
+    def merge(self, other: "Tallies") -> None:
+        for rule_id, t in other.rules.items():
+            mine = self.rules.setdefault(rule_id, RuleTally())
+            mine.exercised += t.exercised
+            mine.conforming += t.conforming
+            mine.diverging += t.diverging
+            mine.notes += t.notes
+
+
+class Session:
+    def __init__(self, target: Target, profile: str, *, run_id: str, case: int, trace: TraceWriter | None,
+                 tallies: Tallies | None = None) -> None:
+        self.target = target
+        self.profile = profile
+        self.model = Model(profile)
+        self.ids = IdMap()
+        self.run_id = run_id
+        self.case = case
+        self.trace = trace
+        self.tallies = tallies if tallies is not None else Tallies()
+        self.steps: list[Step] = []
+        self.final = False  # set by the machine on Hypothesis' last replay of a failing example
+        self._advanced = 0.0
+        self._origin = target.clock.now()
+
+    @property
+    def now(self) -> float:
+        return self.target.clock.now() - self._origin
+
+    def advance(self, seconds: float) -> None:
+        self.target.clock.advance(seconds)
+        self._advanced += seconds
+
+    def execute(self, op: Operation) -> Step:
+        sent = self.ids.op_for_target(op)
+        invoke, wall_invoke = self.now, wall_clock()
+        response = self.target.execute(sent)
+        complete, wall_complete = self.now, wall_clock()
+        observed = _rebase(self.ids.response_for_model(response), self._origin)
+        try:
+            verdict = self.model.observe(op, invoke, observed, completed_at=complete)
+        except ModelUsageError as error:  # the suite asked something outside the profile: a bug of the suite
+            raise RuntimeError(f"the engine sent {op} outside profile {self.profile}: {error}") from error
+        self.ids.bind_fresh(verdict.outcome, response)
+        step = Step(len(self.steps), op, sent, response, invoke, complete, verdict, self._advanced,
+                    self._views())
+        self._advanced = 0.0
+        self.steps.append(step)
+        self.tallies.add(verdict)
+        if self.trace is not None:
+            self.trace.write(self._record(step, wall_invoke, wall_complete))
+        return step
+
+    def _views(self) -> dict[str, Any]:
+        """Each live message's possible windows, for the timeline of a divergence."""
+        views = {}
+        for queue in self.model.queues:
+            for message in self.model.messages_in(queue):
+                views[message.id] = sorted({(s.hidden.value, round(s.visible_at, 3)) for s in message.states})
+        return views
+
+    def _record(self, step: Step, wall_invoke: float, wall_complete: float) -> dict[str, Any]:
+        verdict = step.verdict
+        return {
+            "schema": SCHEMA_VERSION,
+            "run_id": self.run_id,
+            "target": self.target.name,
+            "target_version": self.target.version(),
+            "profile": self.profile,
+            "clock": self.target.clock.kind,
+            "case": self.case,
+            "step": step.index,
+            "final": self.final,
+            "operation": encode(step.sent),
+            "response": encode(step.response),
+            "invoke": step.invoke,
+            "complete": step.complete,
+            "invoke_wall": wall_invoke,
+            "complete_wall": wall_complete,
+            "verdict": "divergence" if verdict.divergences else ("note" if verdict.outcome.notes else "ok"),
+            "rules": list(verdict.outcome.rules),
+            "divergences": [_divergence(d) for d in verdict.divergences],
+            "notes": [_divergence(n) for n in verdict.outcome.notes],
+        }
+
+
+def _rebase(response: Response, origin: float) -> Response:
+    """Timestamps come relative to the target clock's zero; the case began at `origin` on that clock."""
+    if not origin:
+        return response
+    shift = origin * 1000
+    if isinstance(response, (ReceiveOk, PeekOk)):
+        return type(response)(tuple(
+            replace(m, first_receive_ms=round(m.first_receive_ms - shift)) if m.first_receive_ms is not None else m
+            for m in response.messages))
+    if isinstance(response, ChangeOk) and response.next_visible_ms is not None:
+        return replace(response, next_visible_ms=round(response.next_visible_ms - shift))
+    return response
+
+
+def _divergence(d: Divergence) -> dict[str, Any]:
+    return {"rules": list(d.rules), "expected": d.expected, "observed": d.observed,
+            "message_ids": list(d.message_ids)}
