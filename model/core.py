@@ -211,7 +211,7 @@ def _send(model: Model, op: SendMessage, now: float) -> Expectation:
             return Enumerated([Outcome(SendOk(earlier[0]), ("FIFO-DEDUP",))])
     else:
         dedup_id = None
-    rules: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ("SEND-ENQUEUES", "FIFO-DEDUP") if dedup_id is not None else ("SEND-ENQUEUES",)
     if op.delay_seconds is not None:
         if not p.has_delay:
             raise ModelUsageError(f"profile {p.name} has no per-message delay")
@@ -221,7 +221,7 @@ def _send(model: Model, op: SendMessage, now: float) -> Expectation:
     else:
         delays = queue.setting("DelaySeconds", now, p.attribute_propagation_seconds)  # type: ignore[assignment]
     if any(delays):
-        rules = ("DELAY-HIDES",)
+        rules += ("DELAY-HIDES",)
     model._next_message += 1
     model._next_seq += 1
     message_id = f"msg-{model._next_message}"

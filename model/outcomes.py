@@ -57,6 +57,10 @@ class Divergence:
     observed: str
     message_ids: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        if not self.rules:
+            raise ValueError(f"a divergence must name the rule it breaks (expected {self.expected})")
+
     @property
     def rule(self) -> str:
         return self.rules[0]

@@ -52,6 +52,9 @@ CATALOGUE: tuple[Rule, ...] = (
        "InvalidArgument on SMQ).", ALL_PROFILES,
        "EVIDENCE.md rows 'range', 'out-of-range'; seed 002: 'The minimum is 0 seconds. The maximum is 12 hours'; "
        "EVIDENCE.md SMQ: 'range is 1..43200 s ... 0 is not allowed'"),
+    _r("SEND-ENQUEUES", "A valid send is accepted with a new MessageId, and the message is stored until it is "
+       "received.", ALL_PROFILES,
+       "seed 002: 'A message is considered to be stored after it is sent to a queue by a producer'"),
     # --- hide, reappear, override ------------------------------------------------------------------------
     _r("RCV-HIDE", "A received message is not returned by another receive before its deadline "
        "(receive time + visibility timeout).", ALL_PROFILES,

@@ -1,0 +1,238 @@
+"""How a divergence is shown: the rule and its source, a timeline, and a boto3 script anyone can run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conformance.runner import Finding
+from conformance.session import Step
+from model import rule
+from model.values import (
+    ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage, DeleteMessageBatch, Error,
+    GetQueueAttributes, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage, SetQueueAttributes,
+)
+
+
+def describe_finding(finding: Finding) -> str:
+    r = rule(finding.rule)
+    d = finding.divergence
+    lines = [
+        f"{r.id}: {r.statement}",
+        f"  source:   {r.source}",
+        f"  expected: {d.expected}",
+        f"  observed: {d.observed}",
+        f"  minimal case: {len(finding.steps)} steps" + (
+            f" (rules already reported also diverged in it: {', '.join(finding.tolerated)})"
+            if finding.tolerated else ""),
+        "",
+        timeline(finding),
+    ]
+    return "\n".join(lines)
+
+
+# --- timeline ----------------------------------------------------------------------------------------------------
+
+def timeline(finding: Finding) -> str:
+    """Per step: the time, what was done, what the model expects of the messages involved, what came back."""
+    involved = list(finding.divergence.message_ids) or sorted(
+        {mid for step in finding.steps for mid in step.views})[:3]
+    rows = [f"{'t (s)':>10}  {'operation':44s}  " + "  ".join(f"{m:>24s}" for m in involved) + "  answer"]
+    for step in finding.steps:
+        returned = _returned_ids(step)
+        cells = []
+        for message_id in involved:
+            windows = step.views.get(message_id)
+            cell = _window(windows, step.complete)
+            if message_id in returned:
+                cell = "RETURNED; " + cell
+            cells.append(f"{cell:>24s}")
+        marker = "  <-- diverges" if step.verdict.divergences else ""
+        rows.append(f"{step.invoke:10.3f}  {_op_summary(step):44s}  " + "  ".join(cells) + "  "
+                    + _answer(step) + marker)
+    return "\n".join(rows)
+
+
+def _window(windows: list | None, now: float) -> str:
+    if not windows:
+        return "gone"
+    parts = []
+    for hidden, visible_at in windows:
+        if hidden == "none" or visible_at <= now:
+            parts.append("visible")
+        else:
+            parts.append(f"{hidden} until {visible_at:.3f}")
+    return " or ".join(dict.fromkeys(parts))
+
+
+def _returned_ids(step: Step) -> set[str]:
+    response = step.verdict.outcome.response
+    return {m.message_id for m in response.messages} if isinstance(response, ReceiveOk) else set()
+
+
+def _op_summary(step: Step) -> str:
+    op = step.op
+    name = type(op).__name__
+    if isinstance(op, ReceiveMessage):
+        args = [f"max={op.max_messages}"] if op.max_messages is not None else []
+        args += [f"vt={op.visibility_timeout}"] if op.visibility_timeout is not None else []
+        args += [f"wait={op.wait_time_seconds}"] if op.wait_time_seconds is not None else []
+        return f"Receive({', '.join(args)})"
+    if isinstance(op, ChangeMessageVisibility):
+        return f"Change({op.receipt_handle[:14]}, {op.visibility_timeout})"
+    if isinstance(op, DeleteMessage):
+        return f"Delete({op.receipt_handle[:14]})"
+    if isinstance(op, SendMessage):
+        return f"Send({op.body})"
+    return name
+
+
+def _answer(step: Step) -> str:
+    response = step.response
+    if isinstance(response, Error):
+        return f"{response.code}"
+    if isinstance(response, ReceiveOk):
+        return f"{len(response.messages)} message(s)"
+    return type(response).__name__
+
+
+# --- the boto3 script ------------------------------------------------------------------------------------------
+
+_SCRIPT_HEAD = '''"""Minimal case for {rule_id} ({profile}), found by sqs-conformance against {target}.
+
+{statement}
+Source: {source}
+Expected: {expected}
+Observed: {observed}
+
+Run it against any SQS endpoint:  python {filename} [ENDPOINT_URL]
+With no endpoint it uses your AWS configuration (real AWS: it creates and deletes its own queues{waits}).
+"""
+import json
+import sys
+import time
+import uuid
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+endpoint = sys.argv[1] if len(sys.argv) > 1 else None
+sqs = boto3.client("sqs", endpoint_url=endpoint, config=Config(retries={{"total_max_attempts": 1}}))
+prefix = "conformance-case-" + uuid.uuid4().hex[:8] + "-"
+queues, arns, handles = {{}}, {{}}, {{}}
+
+
+def call(label, method, **kwargs):
+    try:
+        reply = getattr(sqs, method)(**kwargs)
+        reply.pop("ResponseMetadata", None)
+    except ClientError as error:
+        reply = {{"Error": error.response["Error"]}}
+    print(label, json.dumps(reply, default=str))
+    return reply
+
+
+def remember(reply, handle_by_body):
+    for message in reply.get("Messages", []):
+        if message["Body"] in handle_by_body:
+            handles[handle_by_body[message["Body"]]] = message["ReceiptHandle"]
+
+
+try:
+'''
+
+_SCRIPT_TAIL = '''finally:
+    for url in queues.values():
+        sqs.delete_queue(QueueUrl=url)
+'''
+
+
+def boto3_script(finding: Finding, profile: str, target: str, filename: str = "case.py") -> str:
+    d = finding.divergence
+    r = rule(finding.rule)
+    total_wait = sum(step.advanced for step in finding.steps)
+    waits = f"; it waits {total_wait:,.0f} s in all" if total_wait >= 1 else ""
+    head = _SCRIPT_HEAD.format(rule_id=r.id, profile=profile, target=target, statement=r.statement,
+                               source=r.source, expected=d.expected, observed=d.observed, filename=filename,
+                               waits=waits)
+    body = []
+    for step in finding.steps:
+        if step.advanced:
+            body.append(f"    time.sleep({step.advanced!r})")
+        body.extend("    " + line for line in _call_lines(step))
+    return head + "\n".join(body) + "\n" + _SCRIPT_TAIL
+
+
+def _handle(h: str) -> str:
+    return f"handles.get({h!r}, {h!r})"
+
+
+def _attributes(attributes: dict[str, Any]) -> str:
+    parts = []
+    for key, value in attributes.items():
+        if key == "RedrivePolicy" and isinstance(value, dict):
+            parts.append(f'"RedrivePolicy": json.dumps({{"deadLetterTargetArn": arns[{value["deadLetterTargetQueue"]!r}], '
+                         f'"maxReceiveCount": {value["maxReceiveCount"]!r}}})')
+        else:
+            parts.append(f"{key!r}: {str(value) if not isinstance(value, str) else value!r}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _call_lines(step: Step) -> list[str]:
+    op, label = step.op, f"step {step.index}:"
+    url = f"queues[{getattr(op, 'queue', '')!r}]"
+    if isinstance(op, CreateQueue):
+        fifo = str(op.attributes.get("FifoQueue", "")).lower() == "true"
+        name = f'prefix + {op.queue + (".fifo" if fifo else "")!r}'
+        return [f"queues[{op.queue!r}] = sqs.create_queue(QueueName={name}, "
+                f"Attributes={_attributes(op.attributes)})['QueueUrl']",
+                f"arns[{op.queue!r}] = sqs.get_queue_attributes(QueueUrl=queues[{op.queue!r}], "
+                "AttributeNames=['QueueArn'])['Attributes']['QueueArn']"]
+    if isinstance(op, SetQueueAttributes):
+        return [f"call({label!r}, 'set_queue_attributes', QueueUrl={url}, Attributes={_attributes(op.attributes)})"]
+    if isinstance(op, GetQueueAttributes):
+        return [f"call({label!r}, 'get_queue_attributes', QueueUrl={url}, AttributeNames=['All'])"]
+    if isinstance(op, SendMessage):
+        kw = [f"MessageBody={op.body!r}"]
+        kw += [f"DelaySeconds={op.delay_seconds!r}"] if op.delay_seconds is not None else []
+        kw += [f"MessageGroupId={op.group_id!r}"] if op.group_id is not None else []
+        kw += [f"MessageDeduplicationId={op.dedup_id!r}"] if op.dedup_id is not None else []
+        return [f"call({label!r}, 'send_message', QueueUrl={url}, {', '.join(kw)})"]
+    if isinstance(op, ReceiveMessage):
+        kw = ["MessageSystemAttributeNames=['All']"]
+        for key, value in (("MaxNumberOfMessages", op.max_messages), ("VisibilityTimeout", op.visibility_timeout),
+                           ("WaitTimeSeconds", op.wait_time_seconds), ("ReceiveRequestAttemptId", op.attempt_id)):
+            if value is not None:
+                kw.append(f"{key}={value!r}")
+        response = step.verdict.outcome.response
+        by_body = {m.body: m.receipt_handle for m in response.messages} if isinstance(response, ReceiveOk) else {}
+        return [f"remember(call({label!r}, 'receive_message', QueueUrl={url}, {', '.join(kw)}), {by_body!r})"]
+    if isinstance(op, ChangeMessageVisibility):
+        return [f"call({label!r}, 'change_message_visibility', QueueUrl={url}, "
+                f"ReceiptHandle={_handle(op.receipt_handle)}, VisibilityTimeout={op.visibility_timeout!r})"]
+    if isinstance(op, ChangeMessageVisibilityBatch):
+        entries = ", ".join(f"{{'Id': {e.id!r}, 'ReceiptHandle': {_handle(e.receipt_handle)}, "
+                            f"'VisibilityTimeout': {e.visibility_timeout!r}}}" for e in op.entries)
+        return [f"call({label!r}, 'change_message_visibility_batch', QueueUrl={url}, Entries=[{entries}])"]
+    if isinstance(op, DeleteMessage):
+        return [f"call({label!r}, 'delete_message', QueueUrl={url}, ReceiptHandle={_handle(op.receipt_handle)})"]
+    if isinstance(op, DeleteMessageBatch):
+        entries = ", ".join(f"{{'Id': {e.id!r}, 'ReceiptHandle': {_handle(e.receipt_handle)}}}" for e in op.entries)
+        return [f"call({label!r}, 'delete_message_batch', QueueUrl={url}, Entries=[{entries}])"]
+    if isinstance(op, PurgeQueue):
+        return [f"call({label!r}, 'purge_queue', QueueUrl={url})"]
+    return [f"# {type(op).__name__} has no SQS API call"]
+
+
+def summary_json(result) -> str:
+    """The run's outcome as JSON (findings, tallies): for CI systems and the reports pipeline."""
+    return json.dumps({
+        "run_id": result.run_id, "target": result.target, "target_version": result.target_version,
+        "profile": result.profile, "conforms": result.conforms, "cases": result.cases, "steps": result.steps,
+        "rounds": result.rounds, "errors": result.errors,
+        "findings": {rid: {"expected": f.divergence.expected, "observed": f.divergence.observed,
+                           "steps": len(f.steps), "tolerated": f.tolerated} for rid, f in result.findings.items()},
+        "rules": {rid: vars(t) for rid, t in sorted(result.tallies.rules.items())},
+        "never_exercised": result.never_exercised(),
+    }, indent=2)
