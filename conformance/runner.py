@@ -64,18 +64,25 @@ class RunResult:
 
 def run(target: Target, profile: str, *, examples: int = 100, seed: int | None = None,
         out_dir: Path | None = None, max_rounds: int = 12, steps_per_case: int = 30,
-        database_dir: Path | None = None, on_progress=None) -> RunResult:
+        database_dir: Path | None = None, on_progress=None, coverage_rounds: int = 4) -> RunResult:
+    """Rounds until no new rule diverges; then, while a reachable rule is still unexercised, up to
+    `coverage_rounds` more with fresh seeds (derived from `seed`, so a seeded run stays reproducible)."""
     run_id = uuid.uuid4().hex[:12]
     trace = TraceWriter(out_dir / "trace.jsonl") if out_dir is not None else None
     shared = Run(target, profile, run_id, trace, on_case=on_progress)
     result = RunResult(run_id, target.name, target.version(), profile, tallies=shared.tallies)
     database = None if seed is not None or database_dir is None else DirectoryBasedExampleDatabase(database_dir)
+    extra = 0
     try:
-        for _ in range(max_rounds):
+        for round_index in range(max_rounds + coverage_rounds):
             result.rounds += 1
-            new = _one_round(shared, examples, seed, steps_per_case, database, result)
-            if not new:
+            round_seed = None if seed is None else seed + round_index
+            new = _one_round(shared, examples, round_seed, steps_per_case, database, result)
+            if new:
+                continue
+            if not result.never_exercised() or extra >= coverage_rounds:
                 break
+            extra += 1
     finally:
         if trace is not None:
             trace.close()

@@ -100,9 +100,9 @@ class Session:
     def execute(self, op: Operation) -> Step:
         sent = self.ids.op_for_target(op)
         invoke, wall_invoke = self.now, wall_clock()
-        response = self.target.execute(sent)
+        response = _rebase(self.target.execute(sent), self._origin)  # times in the case's own clock, traced so
         complete, wall_complete = self.now, wall_clock()
-        observed = _rebase(self.ids.response_for_model(response), self._origin)
+        observed = self.ids.response_for_model(response)
         try:
             verdict = self.model.observe(op, invoke, observed, completed_at=complete)
         except ModelUsageError as error:  # the suite asked something outside the profile: a bug of the suite

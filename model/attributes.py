@@ -101,13 +101,15 @@ def new_queue(profile: "Profile", name: str, parsed: dict[str, object], now: flo
     return Queue(name, profile.fifo, settings, content_based_dedup=bool(parsed.get("ContentBasedDeduplication")))
 
 
-def category(state, queue: str, now: float) -> str | None:
-    """Which ApproximateNumberOf... count a message state falls in, if any."""
+def categories(state, queue: str, now: float) -> tuple[str | None, ...]:
+    """Which ApproximateNumberOf... counts a message state may fall in (none if it is not live here). At the
+    exact instant of a deadline or release either side is permitted, as for a receive."""
     if not state.live_in(queue):
-        return None
-    if now >= state.visible_at:
-        return VISIBLE
-    return DELAYED if state.hidden is Hidden.DELAY else NOT_VISIBLE
+        return (None,)
+    hidden = DELAYED if state.hidden is Hidden.DELAY else NOT_VISIBLE
+    if now > state.visible_at or state.hidden is Hidden.NONE:
+        return (VISIBLE,)
+    return (VISIBLE, hidden) if now == state.visible_at else (hidden,)
 
 
 @dataclass
@@ -123,7 +125,7 @@ class AttributesExpectation:
         low = dict.fromkeys(COUNTS, 0)
         high = dict.fromkeys(COUNTS, 0)
         for message in self.model.messages_in(self.queue.name):
-            kinds = {category(s, self.queue.name, self.now) for s in message.states}
+            kinds = {k for s in message.states for k in categories(s, self.queue.name, self.now)}
             for kind in kinds - {None}:
                 high[kind] += 1  # type: ignore[index]
             if len(kinds) == 1 and None not in kinds:
@@ -137,7 +139,7 @@ class AttributesExpectation:
     def canonical(self) -> Outcome:
         counts = dict.fromkeys(COUNTS, 0)
         for message in self.model.messages_in(self.queue.name):
-            kind = category(message.states[0], self.queue.name, self.now)
+            kind = categories(message.states[0], self.queue.name, self.now)[0]
             if kind is not None:
                 counts[kind] += 1
         shown = {k: str(v) for k, v in counts.items()}

@@ -285,6 +285,8 @@ def _change_state(model: Model, message: Message, s: MessageState, handle: str, 
         if p.error_dialect == "smq":
             return [(errors.smq_message_not_exist(), ("SMQ-INVISIBLE-ONLY",), None)]
         rules = ("CMV-DELETED",) if s.queue == info.queue else ("CMV-DELETED", "REDRIVE-DLQ")
+        if s.gone is Gone.PURGED:  # nothing records what a purged message's handle gets: permit either error
+            return [(errors.not_available_for_change(), ("PURGE-ALL",) + rules, None)] + _purged_handle(p)
         return [(errors.not_available_for_change(), rules, None)]
     current = s.receipt == handle
     in_flight = s.in_flight(now)
@@ -382,6 +384,11 @@ def _per_state(message: Message, outcomes_of) -> list[Outcome]:
     return result
 
 
+def _purged_handle(p: Profile) -> list:
+    return [(spec, ("PURGE-ALL",), None) for spec in errors.malformed_handle("", with_text=False,
+                                                                              dialect=p.error_dialect)]
+
+
 # --- delete ---------------------------------------------------------------------------------------------
 
 def _delete(model: Model, op: DeleteMessage, now: float) -> Expectation:
@@ -407,6 +414,8 @@ def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, 
     if s.gone is not Gone.NO:
         if p.error_dialect == "smq":
             return [(errors.smq_message_not_exist(), ("SMQ-NEW-HANDLE",), None)]
+        if s.gone is Gone.PURGED:  # EVIDENCE.md records a second delete, not a delete after a purge
+            return [(Ok(), ("PURGE-ALL", "DEL-IDEMPOTENT"), None)] + _purged_handle(p)
         return [(Ok(), ("DEL-IDEMPOTENT",), None)]
     if s.queue != info.queue:  # redriven away: this queue no longer holds it
         return [(Ok(), ("REDRIVE-DLQ", "DEL-STALE"), None)]

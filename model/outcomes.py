@@ -70,6 +70,9 @@ class Divergence:
 class Verdict:
     outcome: Outcome
     divergences: tuple[Divergence, ...] = ()
+    # False when the target did what no permitted outcome does in kind (accepted what had to be rejected, or the
+    # reverse): the model then adopts the answer blindly, and its state may no longer match the target's.
+    consistent: bool = True
 
     @property
     def ok(self) -> bool:
@@ -149,13 +152,33 @@ class Enumerated:
         if matching:
             return Verdict(_merge(matching))
         divergence = Divergence(
-            rules=self.rules,
+            rules=_attribution(self.outcomes, observed),
             expected=" or ".join(dict.fromkeys(describe(o.response) for o in self.outcomes)),
             observed=describe(observed),
         )
         same_kind = [o for o in self.outcomes if isinstance(o.response, ErrorSpec) == isinstance(observed, Error)]
         adopted = _merge(same_kind) if same_kind else Outcome(observed, self.rules)
-        return Verdict(adopted, (divergence,))
+        return Verdict(adopted, (divergence,), consistent=bool(same_kind))
+
+
+_HANDLE_REJECTIONS = {"ReceiptHandleIsInvalid", "MessageNotExist"}
+
+
+def _attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
+    """The rules an unexpected answer breaks, most specific first. A target that rejects the *handle* breaks
+    the rules of the outcomes that accepted it (a success, or an error about the value); otherwise the
+    outcomes closest to the answer (same error code, then same kind) come first."""
+    def closeness(outcome: Outcome) -> int:
+        expected = outcome.response
+        if isinstance(observed, Error) and observed.code in _HANDLE_REJECTIONS:
+            if not isinstance(expected, ErrorSpec):
+                return 3  # a plain success: the handle works
+            return 0 if expected.code in _HANDLE_REJECTIONS else 2  # an error about the value also accepts it
+        if isinstance(observed, Error) and isinstance(expected, ErrorSpec):
+            return 2 if expected.code == observed.code else 1
+        return 1 if isinstance(expected, ErrorSpec) == isinstance(observed, Error) else 0
+
+    return _ordered_rules(sorted(outcomes, key=closeness, reverse=True))
 
 
 def _merge(outcomes: list[Outcome]) -> Outcome:
@@ -186,12 +209,13 @@ class BatchExpectation:
     def check(self, observed: Response) -> Verdict:
         if not isinstance(observed, BatchOk):
             divergence = Divergence(self.rules, "BatchOk", describe(observed))
-            return Verdict(Outcome(observed, self.rules), (divergence,))
+            return Verdict(Outcome(observed, self.rules), (divergence,), consistent=False)
         by_id: dict[str, Response] = {entry_id: Ok() for entry_id in observed.successful}
         for failure in observed.failed:
             by_id[failure.id] = Error(failure.code, failure.message)
         parts: list[tuple[str, Outcome, Response]] = []
         divergences: list[Divergence] = []
+        consistent = True
         for entry_id, expectation in self.entries:
             response = by_id.pop(entry_id, None)
             if response is None:
@@ -200,9 +224,12 @@ class BatchExpectation:
             verdict = expectation.check(_as_entry_response(response, expectation))
             parts.append((entry_id, verdict.outcome, response))
             divergences.extend(verdict.divergences)
+            consistent = consistent and verdict.consistent
         if by_id:
             divergences.append(Divergence(("BATCH-PARTIAL",), "only the sent entry ids", f"extra ids {sorted(by_id)}"))
-        return self._combine(parts, tuple(divergences))
+        verdict = self._combine(parts, tuple(divergences))
+        verdict.consistent = consistent
+        return verdict
 
     def _combine(self, parts: list[tuple[str, Outcome, Response]], divergences: tuple[Divergence, ...]) -> Verdict:
         effects = Effects()

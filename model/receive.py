@@ -165,6 +165,7 @@ class ReceiveExpectation:
         """FIFO: within a group only the visible prefix (up to the first hidden message) is receivable."""
         self.prefixes: dict[str, list[list[str]]] = {}
         self.blockers: dict[str, tuple[str, ...]] = {}
+        self.surely_free: set[str] = set()  # in the visible prefix whatever state the group is in
         groups: dict[str, list[_Candidate]] = {}
         for candidate in candidates.values():
             groups.setdefault(candidate.message.group_id or "", []).append(candidate)
@@ -173,9 +174,12 @@ class ReceiveExpectation:
             options = [c.receivable + c.due + c.hidden for c in members]
             prefixes: list[list[str]] = []
             allowed: dict[str, set[MessageState]] = {c.message.id: set() for c in members}
+            surely: set[str] | None = None
             combos = itertools.islice(itertools.product(*options), _MAX_GROUP_COMBINATIONS)
             for combo in combos:
                 prefix: list[str] = []
+                certain: set[str] = set()  # the prefix if a message at its exact deadline instant is still hidden
+                blocked_for_sure = False
                 for member, s in zip(members, combo):
                     if s in member.hidden:
                         self.blockers[group_id] = ("FIFO-VISIBLE-PREFIX",) if prefix else ("FIFO-GROUP-LOCK",)
@@ -183,9 +187,14 @@ class ReceiveExpectation:
                     if s in member.receivable:
                         prefix.append(member.message.id)
                         allowed[member.message.id].add(s)
+                        blocked_for_sure = blocked_for_sure or not _surely_visible(s, self.at)
+                        if not blocked_for_sure:
+                            certain.add(member.message.id)
                     # a due message is moved to the dead-letter queue and the prefix goes on past it
                 if prefix not in prefixes:
                     prefixes.append(prefix)
+                surely = certain if surely is None else surely & certain
+            self.surely_free |= surely or set()
             self.prefixes[group_id] = prefixes
             for member in members:
                 member.blocked = [s for s in member.receivable if s not in allowed[member.message.id]]
@@ -242,7 +251,7 @@ class ReceiveExpectation:
             return Verdict(Outcome(observed, self.rules, at=self.at))
         if not isinstance(observed, ReceiveOk):
             problem = Divergence(self.rules, "ReceiveOk", describe(observed))
-            return Verdict(Outcome(observed, self.rules, at=self.at), (problem,))
+            return Verdict(Outcome(observed, self.rules, at=self.at), (problem,), consistent=False)
         if self.replay is not None:
             return self._check_replay(observed)
         problems: list[Divergence] = []
@@ -348,8 +357,9 @@ class ReceiveExpectation:
             return []
         for candidate in self.candidates.values():
             states = candidate.message.states
-            # At the exact instant of its deadline a message may still be hidden: only later is it surely back.
-            surely = [s for s in candidate.receivable if s.visible_at < self.at or s.hidden is Hidden.NONE]
+            surely = [s for s in candidate.receivable if _surely_visible(s, self.at)]
+            if self.queue.fifo and candidate.message.id not in self.surely_free:
+                continue  # an earlier message of its group may still hold the group
             if surely and len(surely) == len(states):
                 why = tuple(r for s in states for r in s.why if r != "RCV-HIDE")
                 reappeared = any(s.hidden is not Hidden.NONE for s in states)
@@ -430,6 +440,11 @@ class ReceiveExpectation:
             first_receive_at=s.first_receive_at if s.first_receive_at is not None else self.at,
             was_locked=False, why=tuple(why),
         )
+
+
+def _surely_visible(s: MessageState, at: float) -> bool:
+    """At the exact instant of its deadline a message may still be hidden: only later is it surely back."""
+    return s.visible_at < at or (s.hidden is Hidden.NONE and s.visible_at <= at)
 
 
 def _dedupe(rules: tuple[str, ...]) -> tuple[str, ...]:

@@ -612,3 +612,56 @@ def test_smq_peek_changes_nothing():
     mid = q.send()
     assert [m.message_id for m in q.peek(at=0)] == [mid]
     assert q.receive_one(at=0).receive_count == 1
+
+
+def test_fifo_long_poll_need_not_return_a_message_whose_group_may_still_be_held():
+    """Found by the engine checking the model against itself: msg-1 may still be in flight (the queue timeout
+    changed within 60 s of its receive, and a change at its possible deadline instant may have hidden it
+    again), so msg-2 behind it in the same group is not surely receivable."""
+    q = Scenario("sqs-fifo")
+    first = q.send("m1", group_id="g1")
+    assert q.set_attributes(0, VisibilityTimeout=60) == Ok()
+    assert flagged(q.check(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 0, received(q, first, 1))) == []
+    assert flagged(q.check(ChangeMessageVisibility("q", q.model.messages[first].states[0].receipt, 120), 30,
+                           ChangeOk())) == []
+    q.send("m2", group_id="g1", at=30)
+    verdict = q.check(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 30, EMPTY)
+    assert flagged(verdict) == []
+
+
+@pytest.mark.parametrize("observed, rules", [
+    (Ok(), []), (Error("ReceiptHandleIsInvalid", "x"), []), (Error("InvalidParameterValue", "x"), ["PURGE-ALL"])])
+def test_a_handle_of_a_purged_message_is_hedged(observed, rules):
+    q = Scenario()
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    q.do(PurgeQueue("q"), 1)
+    assert flagged(q.check(DeleteMessage("q", handle), 2, observed)) == rules
+
+
+def test_counts_at_the_exact_deadline_instant_are_hedged():
+    from model.values import AttributesOk, GetQueueAttributes
+
+    def counts(visible, not_visible):
+        return AttributesOk({"ApproximateNumberOfMessages": str(visible),
+                             "ApproximateNumberOfMessagesNotVisible": str(not_visible),
+                             "ApproximateNumberOfMessagesDelayed": "0"})
+
+    for at, permitted in [(30, {(1, 0), (0, 1)}), (30.001, {(1, 0)}), (29.999, {(0, 1)})]:
+        for pair in [(1, 0), (0, 1)]:
+            q = Scenario()
+            q.send()
+            q.receive_one(at=0)
+            verdict = q.check(GetQueueAttributes("q"), at, counts(*pair))
+            assert (flagged(verdict) == []) == (pair in permitted), (at, pair)
+
+
+def test_a_rejected_handle_is_blamed_on_the_rule_that_accepts_it():
+    q = Scenario()
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    verdict = q.check(ChangeMessageVisibility("q", handle, 43199), 31, Error("ReceiptHandleIsInvalid", "x"))
+    assert flagged(verdict) == ["CMV-EXPIRED"]
+    assert verdict.consistent  # rejected either way: nothing changed on either side
+    accepted_instead = q.check(ChangeMessageVisibility("q", handle, 43201), 32, ChangeOk())
+    assert flagged(accepted_instead) == ["VIS-RANGE"] and not accepted_instead.consistent

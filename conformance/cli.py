@@ -1,0 +1,171 @@
+"""`sqs-conformance`: run the suite against a target, re-check traces, list the rules.
+
+Exit codes: 0 the target conforms (or the traces re-check clean), 1 divergences were found, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from adapters.base import TargetError
+from adapters.registry import SPECS, make_target
+from model.profiles import PROFILES
+from model.rules import CATALOGUE, rules_for
+
+console = Console(highlight=False)
+errors = Console(stderr=True, highlight=False, soft_wrap=True)  # an error stays on one line
+
+
+class OneLineError(click.ClickException):
+    def show(self, file=None) -> None:
+        errors.print(f"sqs-conformance: error: {self.message}", markup=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """Conformance suite for message-queue visibility-timeout semantics."""
+
+
+@main.command()
+@click.option("--target", "target_spec", required=True, help="model | moto")
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default="sqs-standard", show_default=True)
+@click.option("--examples", type=click.IntRange(1, 100_000), default=150, show_default=True,
+              help="generated cases per round")
+@click.option("--steps", type=click.IntRange(1, 1000), default=40, show_default=True,
+              help="operations per case at most")
+@click.option("--seed", type=click.IntRange(0, 2**63), default=None, help="the same seed gives the same run")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
+              show_default=True, help="where the trace, summary and minimal cases go")
+def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | None, out_dir: Path) -> None:
+    """Generate operation sequences, send them to TARGET and to the model, report every divergence."""
+    from conformance import report, runner
+
+    if target_spec.split(":", 1)[0] not in SPECS:
+        raise OneLineError(f"unknown target {target_spec!r}; known targets: {', '.join(SPECS)}")
+    try:
+        target = make_target(target_spec, profile)
+    except TargetError as error:
+        raise OneLineError(str(error)) from None
+    if profile not in target.profiles:
+        target.close()
+        raise OneLineError(f"target {target.name} cannot be checked against profile {profile} "
+                           f"(it speaks {', '.join(sorted(target.profiles))})")
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+                  transient=True, disable=not console.is_terminal) as progress:
+        task = progress.add_task("starting")
+
+        def on_case(shared) -> None:
+            progress.update(task, description=f"{target.name} {profile}: {shared.cases} cases, {shared.steps} steps, "
+                                              f"{len(shared.tolerated)} diverging rules")
+
+        try:
+            result = runner.run(target, profile, examples=examples, seed=seed, out_dir=out_dir,
+                                steps_per_case=steps, database_dir=Path(".sqs-conformance") / "examples",
+                                on_progress=on_case)
+        except TargetError as error:
+            raise OneLineError(str(error)) from None
+        finally:
+            target.close()
+    _write_findings(result, out_dir, report)
+    _print_result(result, out_dir, report)
+    sys.exit(0 if result.conforms else 1)
+
+
+def _write_findings(result, out_dir: Path, report) -> None:
+    findings = out_dir / "findings" / result.run_id
+    findings.mkdir(parents=True, exist_ok=True)
+    for rule_id, finding in result.findings.items():
+        (findings / f"{rule_id}.txt").write_text(report.describe_finding(finding) + "\n")
+        (findings / f"{rule_id}.py").write_text(
+            report.boto3_script(finding, result.profile, f"{result.target} {result.target_version}",
+                                f"{rule_id}.py"))
+    (out_dir / f"summary-{result.run_id}.json").write_text(report.summary_json(result) + "\n")
+
+
+def _print_result(result, out_dir: Path, report) -> None:
+    table = Table(title=f"{result.target} ({result.target_version}) against {result.profile}: "
+                        f"{result.cases} cases, {result.steps} steps, {result.rounds} rounds")
+    for column in ("rule", "exercised", "conforming", "diverging", "counted redeliveries", "verdict"):
+        table.add_column(column, justify="left" if column in ("rule", "verdict") else "right")
+    for r in rules_for(result.profile):
+        t = result.tallies.rules.get(r.id)
+        if r.id in result.findings:
+            verdict = "[red]DIVERGES[/red]"
+        elif t is None:
+            verdict = "[yellow]not exercised[/yellow]"
+        else:
+            verdict = "[green]conforms[/green]"
+        table.add_row(r.id, *(str(getattr(t, k, 0)) for k in ("exercised", "conforming", "diverging", "notes")),
+                      verdict)
+    console.print(table)
+    for finding in result.findings.values():
+        console.rule(f"[red]{finding.rule}[/red]")
+        console.print(report.describe_finding(finding), markup=False)
+    for message in result.errors:
+        console.print(f"[red]error:[/red] {message}")
+    missing = result.never_exercised()
+    if missing:
+        console.print(f"[yellow]rules never exercised:[/yellow] {', '.join(missing)}")
+    console.print(f"trace: {out_dir / 'trace.jsonl'}   minimal cases: {out_dir / 'findings' / result.run_id}")
+    console.print("[green]conforms[/green]" if result.conforms else
+                  f"[red]{len(result.findings)} diverging rule(s)[/red]")
+
+
+@main.command()
+@click.argument("traces", nargs=-1, required=True, type=click.Path(path_type=Path))
+def check(traces: tuple[Path, ...]) -> None:
+    """Re-check stored TRACES against the current model; exit 1 on any divergence."""
+    from conformance.check import check_traces
+    from conformance.trace import TraceError
+
+    for path in traces:
+        if not path.is_file():
+            raise OneLineError(f"no trace file at {path}")
+    try:
+        cases = check_traces(traces)
+    except (TraceError, ValueError) as error:
+        raise OneLineError(str(error)) from None
+    diverging = [c for c in cases if c.divergences]
+    for case in diverging:
+        for step, d in case.divergences:
+            console.print(f"{case.path} run {case.run_id} case {case.case} step {step}: {d.rule}: "
+                          f"expected {d.expected}; observed {d.observed}", markup=False)
+    steps = sum(c.steps for c in cases)
+    console.print(f"{len(cases)} cases, {steps} steps re-checked: "
+                  + (f"{len(diverging)} cases diverge" if diverging else "no divergence"))
+    sys.exit(1 if diverging else 0)
+
+
+@main.command()
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default=None, help="only this profile's rules")
+def rules(profile: str | None) -> None:
+    """Print the rule catalogue."""
+    for r in CATALOGUE if profile is None else rules_for(profile):
+        click.echo(f"{r.id}  [{', '.join(sorted(r.profiles))}]{'  (hedged)' if r.certainty.value == 'hedged' else ''}")
+        click.echo(f"    {r.statement}")
+        click.echo(f"    source: {r.source}\n")
+
+
+def entry() -> None:
+    """The console script: click's usage errors become one line on stderr, exit 2."""
+    try:
+        main.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        errors.print("sqs-conformance: interrupted")
+        sys.exit(130)
+    except click.UsageError as error:
+        errors.print(f"sqs-conformance: error: {error.format_message()}", markup=False)
+        sys.exit(2)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    entry()

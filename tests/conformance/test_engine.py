@@ -1,0 +1,42 @@
+"""The engine: the model as a target conforms; planted bugs are found, shrunk, and all reported."""
+
+import pytest
+
+from adapters.model_target import ModelTarget
+from conformance.runner import run
+from tests.conformance.planted import AdditiveExtend, TwoBugs
+
+
+@pytest.mark.parametrize("profile, examples", [("sqs-standard", 200), ("sqs-fifo", 400)])
+def test_the_model_conforms_to_itself_and_every_reachable_rule_is_exercised(profile, examples):
+    result = run(ModelTarget(profile), profile, examples=examples, seed=3, steps_per_case=40)
+    assert result.conforms, {r: f.divergence for r, f in result.findings.items()}
+    assert result.never_exercised() == []
+
+
+@pytest.mark.parametrize("profile", ["sqs-2008", "smq"])
+def test_older_profiles_conform_to_themselves(profile):
+    result = run(ModelTarget(profile), profile, examples=60, seed=3)
+    assert result.conforms, {r: f.divergence for r, f in result.findings.items()}
+
+
+def test_a_planted_bug_is_found_with_a_short_minimal_case():
+    result = run(AdditiveExtend("sqs-standard"), "sqs-standard", examples=100, seed=5)
+    assert "VIS-EXTEND-NONADDITIVE" in result.findings
+    finding = result.findings["VIS-EXTEND-NONADDITIVE"]
+    assert len(finding.steps) <= 8
+    assert finding.steps[-1].verdict.divergences  # the case ends where it diverges
+
+
+def test_every_distinct_divergence_is_reported_not_just_the_first():
+    result = run(TwoBugs("sqs-standard"), "sqs-standard", examples=100, seed=5)
+    assert {"VIS-EXTEND-NONADDITIVE", "HANDLE-MALFORMED"} <= set(result.findings)
+    assert not result.conforms
+
+
+def test_the_same_seed_gives_the_same_run():
+    first = run(AdditiveExtend("sqs-standard"), "sqs-standard", examples=30, seed=11)
+    second = run(AdditiveExtend("sqs-standard"), "sqs-standard", examples=30, seed=11)
+    assert first.steps == second.steps and set(first.findings) == set(second.findings)
+    assert [type(s.op) for s in first.findings["VIS-EXTEND-NONADDITIVE"].steps] == \
+        [type(s.op) for s in second.findings["VIS-EXTEND-NONADDITIVE"].steps]
