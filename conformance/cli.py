@@ -18,7 +18,7 @@ from adapters.registry import SPECS, make_target
 from model.profiles import PROFILES
 from model.rules import CATALOGUE, rules_for
 
-console = Console(highlight=False)
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)  # piped: a page wide enough
 errors = Console(stderr=True, highlight=False, soft_wrap=True)  # an error stays on one line
 
 

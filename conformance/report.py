@@ -109,6 +109,7 @@ Run it against any SQS endpoint:  python {filename} [ENDPOINT_URL]
 With no endpoint it uses your AWS configuration (real AWS: it creates and deletes its own queues{waits}).
 """
 import json
+import os
 import sys
 import time
 import uuid
@@ -118,7 +119,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 endpoint = sys.argv[1] if len(sys.argv) > 1 else None
-sqs = boto3.client("sqs", endpoint_url=endpoint, config=Config(retries={{"total_max_attempts": 1}}))
+sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+                   config=Config(retries={{"total_max_attempts": 1}}))
 prefix = "conformance-case-" + uuid.uuid4().hex[:8] + "-"
 queues, arns, handles = {{}}, {{}}, {{}}
 

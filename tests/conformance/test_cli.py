@@ -1,0 +1,60 @@
+"""The command line, as a user meets it: exit codes, files written, one-line errors, never a traceback."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+
+
+def test_run_against_the_model_conforms_and_writes_its_files(tmp_path):
+    done = cli("run", "--target", "model", "--examples", "15", "--seed", "1", "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "conforms" in done.stdout and "VIS-EXTEND-NONADDITIVE" in done.stdout  # the rule table
+    summaries = list((tmp_path / "out").glob("summary-*.json"))
+    assert len(summaries) == 1 and json.loads(summaries[0].read_text())["conforms"] is True
+    checked = cli("check", str(tmp_path / "out" / "trace.jsonl"))
+    assert checked.returncode == 0 and "no divergence" in checked.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--target", "nope"], "unknown target 'nope'"),
+    (["run", "--target", "model", "--examples", "0"], "--examples"),
+    (["run", "--target", "model", "--profile", "sqs-9999"], "--profile"),
+    (["run", "--target", "moto", "--profile", "smq"], "cannot be checked against profile smq"),
+    (["run"], "--target"),
+    (["check", "/no/such/trace.jsonl"], "no trace file"),
+    (["frobnicate"], "No such command"),
+])
+def test_bad_input_gets_one_line_and_exit_2(args, message):
+    done = cli(*args)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sqs-conformance: error:") and message in lines[0], done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_a_malformed_trace_is_one_line_and_exit_2(tmp_path):
+    trace = tmp_path / "bad.jsonl"
+    trace.write_text('{"run_id": "x"}\n')
+    done = cli("check", str(trace))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "bad.jsonl:1:" in done.stderr
+
+
+def test_an_out_path_that_is_a_file_is_refused_without_touching_it(tmp_path):
+    existing = tmp_path / "notes.txt"
+    existing.write_text("keep me")
+    done = cli("run", "--target", "model", "--examples", "2", "--out", str(existing))
+    assert done.returncode == 2 and existing.read_text() == "keep me"
+
+
+def test_rules_lists_the_catalogue():
+    from model import CATALOGUE
+
+    done = cli("rules")
+    assert done.returncode == 0 and all(r.id in done.stdout for r in CATALOGUE)

@@ -1,0 +1,34 @@
+"""A divergence as a user sees it: the timeline, and a boto3 script that really runs against an endpoint."""
+
+import io
+import sys
+from contextlib import redirect_stdout
+
+from moto import mock_aws
+
+from conformance.report import boto3_script, describe_finding
+from conformance.runner import run
+from tests.conformance.planted import AdditiveExtend, WrongMalformedHandleCode
+
+
+def test_the_description_names_the_rule_its_source_and_the_diverging_step():
+    result = run(AdditiveExtend("sqs-standard"), "sqs-standard", examples=60, seed=5)
+    text = describe_finding(result.findings["VIS-EXTEND-NONADDITIVE"])
+    assert text.startswith("VIS-EXTEND-NONADDITIVE: ")
+    assert "source:   seed 000" in text and "<-- diverges" in text
+
+
+def test_the_script_runs_against_an_endpoint_and_shows_the_answer(monkeypatch):
+    result = run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", examples=30, seed=1)
+    finding = result.findings["HANDLE-MALFORMED"]
+    script = boto3_script(finding, "sqs-standard", "planted")
+    compile(script, "case.py", "exec")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setattr(sys, "argv", ["case.py"])
+    output = io.StringIO()
+    with mock_aws(), redirect_stdout(output):
+        exec(compile(script, "case.py", "exec"), {"__name__": "__main__"})
+    printed = output.getvalue()
+    last = len(finding.steps) - 1
+    assert f"step {last}:" in printed and "ReceiptHandleIsInvalid" in printed.splitlines()[-1]
