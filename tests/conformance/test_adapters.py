@@ -1,0 +1,55 @@
+"""Adapters: one spelling per error code, and moto on a virtual clock (long polls included)."""
+
+import pytest
+
+from adapters.base import normalise_error
+from adapters.moto_target import MotoTarget
+from model.values import (
+    ChangeMessageVisibility, CreateQueue, ReceiveMessage, ReceiveOk, SendMessage,
+)
+
+
+@pytest.mark.parametrize("code, query_code, expected", [
+    ("InvalidParameterValue", None, "InvalidParameterValue"),
+    ("AWS.SimpleQueueService.TooManyEntriesInBatchRequest", None, "TooManyEntriesInBatchRequest"),
+    ("com.amazonaws.sqs#ReceiptHandleIsInvalid", None, "ReceiptHandleIsInvalid"),
+    ("ReceiptHandleIsInvalid", "AWS.SimpleQueueService.ReceiptHandleIsInvalid;Sender", "ReceiptHandleIsInvalid"),
+])
+def test_error_codes_are_normalised_once(code, query_code, expected):
+    assert normalise_error(code, "a\n  message", 400, query_code).code == expected
+    assert normalise_error(code, "a\n  message").message == "a message"
+
+
+@pytest.fixture
+def moto():
+    target = MotoTarget()
+    yield target
+    target.close()
+
+
+def test_moto_long_poll_is_a_discrete_event_wait_on_the_virtual_clock(moto):
+    moto.execute(CreateQueue("q"))
+    moto.execute(SendMessage("q", "hello"))
+    handle = moto.execute(ReceiveMessage("q", max_messages=1)).messages[0].receipt_handle
+    moto.execute(ChangeMessageVisibility("q", handle, 60))
+    moto.clock.advance(20)
+    empty = moto.execute(ReceiveMessage("q", max_messages=1, wait_time_seconds=20))
+    assert empty == ReceiveOk(()) and moto.clock.now() == pytest.approx(40, abs=0.01)  # waited the whole poll
+    got = moto.execute(ReceiveMessage("q", max_messages=1, wait_time_seconds=20))
+    assert len(got.messages) == 1 and moto.clock.now() == pytest.approx(60, abs=0.01)  # as soon as it reappeared
+    assert got.messages[0].receive_count == 2 and got.messages[0].first_receive_ms == 0
+
+
+def test_only_one_moto_target_per_process(moto):
+    from adapters.base import TargetError
+
+    with pytest.raises(TargetError, match="already open"):
+        MotoTarget()
+
+
+def test_moto_queues_get_a_run_prefix_and_are_deleted(moto):
+    moto.execute(CreateQueue("q"))
+    url = moto.url("q")
+    assert moto.prefix in url
+    moto.reset()
+    assert moto.client.list_queues().get("QueueUrls", []) == []
