@@ -284,10 +284,12 @@ def _change_state(model: Model, message: Message, s: MessageState, handle: str, 
     if not s.live_in(info.queue):
         if p.error_dialect == "smq":
             return [(errors.smq_message_not_exist(), ("SMQ-INVISIBLE-ONLY",), None)]
-        rules = ("CMV-DELETED",) if s.queue == info.queue else ("CMV-DELETED", "REDRIVE-DLQ")
         if s.gone is Gone.PURGED:  # nothing records what a purged message's handle gets: permit either error
-            return [(errors.not_available_for_change(), ("PURGE-ALL",) + rules, None)] + _purged_handle(p)
-        return [(errors.not_available_for_change(), rules, None)]
+            return [(errors.not_available_for_change(), ("PURGE-ALL", "CMV-DELETED"), None)] + _purged_handle(p)
+        if s.queue != info.queue:  # redriven to the dead-letter queue: likewise
+            return [(errors.not_available_for_change(), ("REDRIVE-DLQ", "CMV-DELETED"), None)] + _purged_handle(
+                p, ("REDRIVE-DLQ",))
+        return [(errors.not_available_for_change(), ("CMV-DELETED",), None)]
     current = s.receipt == handle
     in_flight = s.in_flight(now)
     if p.error_dialect == "smq":
@@ -384,9 +386,9 @@ def _per_state(message: Message, outcomes_of) -> list[Outcome]:
     return result
 
 
-def _purged_handle(p: Profile) -> list:
-    return [(spec, ("PURGE-ALL",), None) for spec in errors.malformed_handle("", with_text=False,
-                                                                              dialect=p.error_dialect)]
+def _purged_handle(p: Profile, rules: tuple[str, ...] = ("PURGE-ALL",)) -> list:
+    """A handle whose message left the queue other than by a delete: rejecting it as invalid is permitted."""
+    return [(spec, rules, None) for spec in errors.malformed_handle("", with_text=False, dialect=p.error_dialect)]
 
 
 # --- delete ---------------------------------------------------------------------------------------------
@@ -417,8 +419,8 @@ def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, 
         if s.gone is Gone.PURGED:  # EVIDENCE.md records a second delete, not a delete after a purge
             return [(Ok(), ("PURGE-ALL", "DEL-IDEMPOTENT"), None)] + _purged_handle(p)
         return [(Ok(), ("DEL-IDEMPOTENT",), None)]
-    if s.queue != info.queue:  # redriven away: this queue no longer holds it
-        return [(Ok(), ("REDRIVE-DLQ", "DEL-STALE"), None)]
+    if s.queue != info.queue:  # redriven away: nothing records what its old handle gets, so permit either
+        return [(Ok(), ("REDRIVE-DLQ", "DEL-STALE"), None)] + _purged_handle(p, ("REDRIVE-DLQ",))
     current = s.receipt == handle
     in_flight = s.in_flight(now)
     if current and in_flight:
