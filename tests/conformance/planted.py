@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from adapters.model_target import ModelTarget
-from model.values import ChangeMessageVisibility, DeleteMessage, Error, Operation, Response
+from model.values import (
+    BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, DeleteMessage, DeleteMessageBatch, Error,
+    Operation, Response,
+)
 
 
 class AdditiveExtend(ModelTarget):
@@ -32,5 +35,14 @@ class WrongMalformedHandleCode(ModelTarget):
         return response
 
 
-class TwoBugs(AdditiveExtend, WrongMalformedHandleCode):
-    """Both of the above at once: a run must report both, not just the first it meets."""
+class EmptyBatchAccepted(ModelTarget):
+    """An empty batch is answered with an empty success."""
+
+    def execute(self, op: Operation) -> Response:
+        if isinstance(op, (ChangeMessageVisibilityBatch, DeleteMessageBatch)) and not op.entries:
+            return BatchOk(())
+        return super().execute(op)
+
+
+class TwoBugs(EmptyBatchAccepted, WrongMalformedHandleCode):
+    """Two of the above at once: a run must report both, not just the first it meets."""

@@ -20,9 +20,9 @@ def test_a_failing_target_fails_its_test(tmp_path):
     conftest = tmp_path / "conftest.py"
     conftest.write_text(
         "import adapters.registry as registry\n"
-        "from tests.conformance.planted import AdditiveExtend\n"
+        "from tests.conformance.planted import WrongMalformedHandleCode\n"
         "original = registry.make_target\n"
-        "registry.make_target = lambda spec, profile: AdditiveExtend(profile) if spec == 'planted' "
+        "registry.make_target = lambda spec, profile: WrongMalformedHandleCode(profile) if spec == 'planted' "
         "else original(spec, profile)\n")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--sqs-target=planted",
@@ -31,4 +31,4 @@ def test_a_failing_target_fails_its_test(tmp_path):
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
         env={**__import__("os").environ, "PYTHONPATH": str(__import__("pathlib").Path.cwd())})
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "VIS-EXTEND-NONADDITIVE" in done.stdout
+    assert "HANDLE-MALFORMED" in done.stdout

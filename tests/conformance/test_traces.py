@@ -8,7 +8,7 @@ from adapters.model_target import ModelTarget
 from conformance.check import check_traces
 from conformance.runner import run
 from conformance.trace import TraceError, read_trace
-from tests.conformance.planted import AdditiveExtend
+from tests.conformance.planted import WrongMalformedHandleCode
 
 FIELDS = {"schema", "run_id", "target", "target_version", "profile", "clock", "case", "step", "final", "operation",
           "response", "invoke", "complete", "invoke_wall", "complete_wall", "verdict", "rules", "divergences",
@@ -41,10 +41,11 @@ def test_check_passes_a_conforming_trace(conforming_trace):
 
 
 def test_check_flags_a_trace_with_a_divergence(tmp_path):
-    result = run(AdditiveExtend("sqs-standard"), "sqs-standard", examples=40, seed=5, out_dir=tmp_path)
-    assert "VIS-EXTEND-NONADDITIVE" in result.findings
+    result = run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", examples=40, seed=5, out_dir=tmp_path,
+                 max_rounds=1, coverage_rounds=0)
+    assert "HANDLE-MALFORMED" in result.findings
     flagged = {d.rule for c in check_traces([tmp_path / "trace.jsonl"]) for _, d in c.divergences}
-    assert "VIS-EXTEND-NONADDITIVE" in flagged
+    assert "HANDLE-MALFORMED" in flagged
 
 
 def test_check_flags_a_tampered_receive(conforming_trace, tmp_path):
