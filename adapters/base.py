@@ -39,7 +39,7 @@ class VirtualClock:
     def advance(self, seconds: float) -> None:
         if seconds < 0:
             raise ValueError("time does not run backwards")
-        self._now += seconds
+        self.advance_to(self._now + seconds)
 
     def advance_to(self, t: float) -> None:
         self._now = max(self._now, t)

@@ -14,27 +14,19 @@ import uuid
 import boto3
 import time_machine
 
-from adapters.base import TargetError
+from adapters.base import TargetError, VirtualClock
 from adapters.sqs_api import CLIENT_CONFIG, SqsApiTarget
 
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)  # the virtual clock's zero
 _POLL_SLACK = 0.001  # moto ends a long poll once its clock is strictly past the end
 
 
-class MotoClock:
-    kind = "virtual"
+class MotoClock(VirtualClock):
+    """A virtual clock that also moves the process's faked wall clock, which moto reads."""
 
     def __init__(self, traveller: "time_machine.Coordinates") -> None:
+        super().__init__()
         self._traveller = traveller
-        self._now = 0.0
-
-    def now(self) -> float:
-        return self._now
-
-    def advance(self, seconds: float) -> None:
-        if seconds < 0:
-            raise ValueError("time does not run backwards")
-        self.advance_to(self._now + seconds)
 
     def advance_to(self, t: float) -> None:
         if t > self._now:
