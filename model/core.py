@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Iterable
 
 from model import attributes, errors
 from model.outcomes import (
-    BatchExpectation, Effects, Enumerated, Expectation, Outcome, Verdict, concrete,
+    BatchExpectation, Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, concrete, describe,
 )
 from model.profiles import Profile, get_profile
-from model.state import Gone, HandleInfo, Hidden, Message, MessageState, Queue
+from model.state import Gone, HandleInfo, Hidden, Message, MessageState, Queue, millis
 from model.validation import batch_errors, is_int_in
 from model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, DeleteEntry,
@@ -493,8 +492,6 @@ class PeekExpectation:
         return Outcome(PeekOk(seen), self.rules)
 
     def check(self, observed: Response) -> Verdict:
-        from model.outcomes import Divergence, describe
-
         if not isinstance(observed, PeekOk):
             return Verdict(Outcome(observed, self.rules), (Divergence(self.rules, "PeekOk", describe(observed)),))
         problems = []
@@ -512,7 +509,7 @@ class PeekExpectation:
 
 def _peeked(message: Message, s: MessageState) -> ReceivedMessage:
     return ReceivedMessage(message.id, message.body, None, s.receive_count,
-                           int(s.first_receive_at * 1000) if s.first_receive_at is not None else None)
+                           millis(s.first_receive_at) if s.first_receive_at is not None else None)
 
 
 def _peek(model: Model, op: PeekMessage, now: float) -> Expectation:

@@ -8,13 +8,12 @@ The permitted responses are not enumerated (a short poll may return any subset o
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from model import errors
 from model.outcomes import Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, describe
-from model.state import Attempt, Gone, HandleInfo, Hidden, Message, MessageState, Queue
+from model.state import Attempt, Gone, HandleInfo, Hidden, Message, MessageState, Queue, millis
 from model.validation import is_int_in
 from model.values import ReceivedMessage, ReceiveMessage, ReceiveOk, Response
 
@@ -325,7 +324,7 @@ class ReceiveExpectation:
             return False
         if got.first_receive_ms is not None:
             first = s.first_receive_at if s.first_receive_at is not None else self.at
-            return abs(got.first_receive_ms - _millis(first)) <= self.timestamp_tolerance_ms
+            return abs(got.first_receive_ms - millis(first)) <= self.timestamp_tolerance_ms
         return True
 
     def _attribute_problem(self, s: MessageState, got: ReceivedMessage, message: Message) -> Divergence:
@@ -333,7 +332,7 @@ class ReceiveExpectation:
         if got.receive_count is not None and got.receive_count != s.receive_count + 1:
             return Divergence(("RCV-COUNT",), f"ApproximateReceiveCount {s.receive_count + 1}",
                               f"ApproximateReceiveCount {got.receive_count}", (message.id,))
-        return Divergence(("RCV-FIRST-TIMESTAMP",), f"ApproximateFirstReceiveTimestamp {_millis(first)}",
+        return Divergence(("RCV-FIRST-TIMESTAMP",), f"ApproximateFirstReceiveTimestamp {millis(first)}",
                           f"ApproximateFirstReceiveTimestamp {got.first_receive_ms}", (message.id,))
 
     def _check_group_order(self, returned: list[Message]) -> list[Divergence]:
@@ -401,7 +400,7 @@ class ReceiveExpectation:
             effects.handles[handle] = HandleInfo(message.id, self.queue.name, self.at)
             first = new_states[0]
             shown.append(ReceivedMessage(message.id, message.body, handle, first.receive_count,
-                                         _millis(first.first_receive_at) if first.first_receive_at is not None
+                                         millis(first.first_receive_at) if first.first_receive_at is not None
                                          else None))
         redrive = self.queue.redrive if self.model.profile.has_redrive else None
         for message_id, candidate in self.candidates.items() if redrive is not None else ():
@@ -441,11 +440,6 @@ class ReceiveExpectation:
             first_receive_at=s.first_receive_at if s.first_receive_at is not None else self.at,
             was_locked=False, why=tuple(why),
         )
-
-
-def _millis(seconds: float) -> int:
-    """A timestamp as services report it: whole milliseconds, truncated."""
-    return math.floor(seconds * 1000 + 1e-6)
 
 
 def _surely_visible(s: MessageState, at: float) -> bool:

@@ -6,9 +6,15 @@ of whole worlds: a hedged outcome on one message never multiplies the states of 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
+
+
+def millis(seconds: float) -> int:
+    """A timestamp as services report it: whole milliseconds, truncated."""
+    return math.floor(seconds * 1000 + 1e-6)
 
 
 class Hidden(str, Enum):
