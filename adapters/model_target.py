@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from adapters.base import Target, Unsupported, VirtualClock
 from model import Model, ModelUsageError
 from model.profiles import PROFILES, Profile
@@ -26,13 +28,19 @@ class ModelTarget(Target):
         return response
 
     def version(self) -> str:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            return version("sqs-conformance")
-        except PackageNotFoundError:
-            return "source"
+        return _suite_version()
 
     def reset(self) -> None:
         self.model = Model(self._profile)
         self.clock = VirtualClock()  # the model's times are the clock's: start both at zero
+
+
+@cache
+def _suite_version() -> str:
+    """Read once: the installed metadata is parsed from disk, and every trace line carries the version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sqs-conformance")
+    except PackageNotFoundError:
+        return "source"

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hypothesis import HealthCheck, Verbosity, settings
+from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
@@ -64,12 +64,15 @@ class RunResult:
 
 def run(target: Target, profile: str, *, examples: int = 100, seed: int | None = None,
         out_dir: Path | None = None, max_rounds: int = 12, steps_per_case: int = 30,
-        database_dir: Path | None = None, on_progress=None, coverage_rounds: int = 4) -> RunResult:
+        database_dir: Path | None = None, on_progress=None, coverage_rounds: int = 4, shrink: bool = True,
+        tolerate: frozenset[str] = frozenset()) -> RunResult:
     """Rounds until no new rule diverges; then, while a reachable rule is still unexercised, up to
-    `coverage_rounds` more with fresh seeds (derived from `seed`, so a seeded run stays reproducible)."""
+    `coverage_rounds` more with fresh seeds (derived from `seed`, so a seeded run stays reproducible).
+    Without `shrink`, each divergence is reported as first found (cheaper, longer cases). Rules in `tolerate`
+    are known divergences: counted in the tallies, never reported or shrunk."""
     run_id = uuid.uuid4().hex[:12]
     trace = TraceWriter(out_dir / "trace.jsonl") if out_dir is not None else None
-    shared = Run(target, profile, run_id, trace, on_case=on_progress)
+    shared = Run(target, profile, run_id, trace, on_case=on_progress, tolerated=set(tolerate))
     result = RunResult(run_id, target.name, target.version(), profile, tallies=shared.tallies)
     database = None if seed is not None or database_dir is None else DirectoryBasedExampleDatabase(database_dir)
     extra = 0
@@ -77,7 +80,7 @@ def run(target: Target, profile: str, *, examples: int = 100, seed: int | None =
         for round_index in range(max_rounds + coverage_rounds):
             result.rounds += 1
             round_seed = None if seed is None else seed + round_index
-            new = _one_round(shared, examples, round_seed, steps_per_case, database, result)
+            new = _one_round(shared, examples, round_seed, steps_per_case, database, result, shrink)
             if new:
                 continue
             if not result.never_exercised() or extra >= coverage_rounds:
@@ -90,14 +93,15 @@ def run(target: Target, profile: str, *, examples: int = 100, seed: int | None =
     return result
 
 
-def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int, database, result: RunResult
-               ) -> list[str]:
+def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int, database, result: RunResult,
+               shrink: bool = True) -> list[str]:
     machine = build_machine(shared)
     if seed is not None:
         machine._hypothesis_internal_use_seed = seed  # what hypothesis.seed() sets
     config = settings(max_examples=examples, stateful_step_count=steps_per_case, deadline=None,
                       database=database, verbosity=Verbosity.quiet, report_multiple_bugs=True,
-                      suppress_health_check=list(HealthCheck), derandomize=False)
+                      suppress_health_check=list(HealthCheck), derandomize=False,
+                      phases=list(Phase) if shrink else [p for p in Phase if p is not Phase.shrink])
     try:
         run_state_machine_as_test(machine, settings=config)
         return []
