@@ -51,6 +51,8 @@ class Target(ABC):
     name: str
     clock: Clock
     profiles: frozenset[str]  # the profiles this target can be checked against
+    # Under a real clock: how far (s) a deadline may show early or late before it counts as a divergence.
+    tolerance: float = 0.0
 
     @abstractmethod
     def execute(self, op: Operation) -> Response:

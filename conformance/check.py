@@ -11,6 +11,7 @@ from conformance.trace import read_trace
 from model import Divergence, Model
 from model.core import ModelUsageError
 from model.profiles import PROFILES
+from model.state import Timing
 
 
 @dataclass
@@ -22,6 +23,9 @@ class CaseCheck:
     profile: str
     steps: int = 0
     divergences: list[tuple[int, Divergence]] = field(default_factory=list)
+    # The step after which the model could no longer follow the target (as the engine, which abandons the case
+    # there): an answer that never came for a send, say. Later steps are not judged.
+    abandoned_at: int | None = None
 
 
 def check_traces(paths: Iterable[Path]) -> list[CaseCheck]:
@@ -36,9 +40,12 @@ def check_traces(paths: Iterable[Path]) -> list[CaseCheck]:
                 if profile not in PROFILES:
                     raise ValueError(f"{path}: unknown profile {profile!r} in run {record['run_id']}")
                 result = CaseCheck(path, record["run_id"], record["case"], record["target"], profile)
-                cases[key] = (result, Model(profile), IdMap())
+                timing = Timing.for_clock(record.get("clock", "virtual"), record.get("tolerance", 0.0))
+                cases[key] = (result, Model(profile, timing), IdMap())
                 results.append(result)
             result, model, ids = cases[key]
+            if result.abandoned_at is not None:
+                continue
             op = ids.op_for_model(record["operation"])
             observed = ids.response_for_model(record["response"])
             try:
@@ -48,4 +55,6 @@ def check_traces(paths: Iterable[Path]) -> list[CaseCheck]:
             ids.bind_fresh(verdict.outcome, record["response"])
             result.steps += 1
             result.divergences += [(record["step"], d) for d in verdict.divergences]
+            if not verdict.consistent:
+                result.abandoned_at = record["step"]
     return results

@@ -35,7 +35,7 @@ def main() -> None:
 @main.command()
 @click.option("--target", "target_spec", required=True, help="model | moto")
 @click.option("--profile", type=click.Choice(sorted(PROFILES)), default="sqs-standard", show_default=True)
-@click.option("--examples", type=click.IntRange(1, 100_000), default=150, show_default=True,
+@click.option("--examples", type=click.IntRange(1, 100_000), default=40, show_default=True,
               help="generated cases per round")
 @click.option("--steps", type=click.IntRange(1, 1000), default=40, show_default=True,
               help="operations per case at most")

@@ -104,9 +104,10 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             for divergence in step.verdict.divergences:
                 if divergence.rule not in run.tolerated:
                     raise divergence_class(divergence.rule)(divergence, self.session)
-            if step.verdict.divergences and not step.verdict.consistent:
-                # A known rule diverged, and the target accepted what the model rejected (or the reverse): their
-                # states may now differ, so anything later would be a consequence. Abandon this case.
+            if not step.verdict.consistent:
+                # A known rule diverged and the target accepted what the model rejected (or the reverse), or an
+                # answer never came for an operation the model cannot follow blind: the states may now differ,
+                # so anything later would be a consequence. Abandon this case.
                 reject()
             for note in step.verdict.outcome.notes:
                 self.redeliveries[note.rule] += 1

@@ -13,7 +13,8 @@ from conformance.translate import IdMap
 from model import Divergence, Model
 from model.core import ModelUsageError
 from model.outcomes import Verdict
-from model.values import ChangeOk, Operation, PeekOk, ReceiveOk, Response
+from model.state import Timing
+from model.values import ChangeOk, Operation, PeekOk, ReceiveOk, Response, Unknown
 
 _WALL_ZERO = time.time() - time.perf_counter()  # wall clock from perf_counter: immune to a faked time.time
 
@@ -78,7 +79,7 @@ class Session:
                  tallies: Tallies | None = None) -> None:
         self.target = target
         self.profile = profile
-        self.model = Model(profile)
+        self.model = Model(profile, Timing.for_clock(target.clock.kind, target.tolerance))
         self.ids = IdMap()
         self.run_id = run_id
         self.case = case
@@ -134,6 +135,7 @@ class Session:
             "target_version": self.target.version(),
             "profile": self.profile,
             "clock": self.target.clock.kind,
+            "tolerance": self.model.timing.tolerance,
             "case": self.case,
             "step": step.index,
             "final": self.final,
@@ -143,7 +145,7 @@ class Session:
             "complete": step.complete,
             "invoke_wall": wall_invoke,
             "complete_wall": wall_complete,
-            "verdict": "divergence" if verdict.divergences else ("note" if verdict.outcome.notes else "ok"),
+            "verdict": _verdict_name(step),
             "rules": list(verdict.outcome.rules),
             "divergences": [_divergence(d) for d in verdict.divergences],
             "notes": [_divergence(n) for n in verdict.outcome.notes],
@@ -162,6 +164,15 @@ def _rebase(response: Response, origin: float) -> Response:
     if isinstance(response, ChangeOk) and response.next_visible_ms is not None:
         return replace(response, next_visible_ms=round(response.next_visible_ms - shift))
     return response
+
+
+def _verdict_name(step: Step) -> str:
+    verdict = step.verdict
+    if verdict.divergences:
+        return "divergence"
+    if isinstance(step.response, Unknown):
+        return "unknown"
+    return "note" if verdict.outcome.notes else "ok"
 
 
 def _divergence(d: Divergence) -> dict[str, Any]:

@@ -18,7 +18,7 @@ _TYPES = {name: getattr(values, name) for name in (
     "CreateQueue", "SetQueueAttributes", "GetQueueAttributes", "SendMessage", "ReceiveMessage",
     "ChangeMessageVisibility", "ChangeEntry", "ChangeMessageVisibilityBatch", "DeleteMessage", "DeleteEntry",
     "DeleteMessageBatch", "PurgeQueue", "PeekMessage", "Error", "Ok", "SendOk", "ReceivedMessage", "ReceiveOk",
-    "PeekOk", "ChangeOk", "EntryFailure", "BatchOk", "AttributesOk",
+    "PeekOk", "ChangeOk", "EntryFailure", "BatchOk", "AttributesOk", "Unknown",
 )}
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from model import errors
-from model.outcomes import Divergence, Outcome, Verdict, describe
+from model.outcomes import Divergence, Effects, Outcome, Verdict, describe
 from model.state import Hidden, Queue, Redrive, Setting
 from model.validation import is_int_in
 from model.values import AttributesOk, ErrorSpec, Response
@@ -101,15 +101,17 @@ def new_queue(profile: "Profile", name: str, parsed: dict[str, object], now: flo
     return Queue(name, profile.fifo, settings, content_based_dedup=bool(parsed.get("ContentBasedDeduplication")))
 
 
-def categories(state, queue: str, now: float) -> tuple[str | None, ...]:
-    """Which ApproximateNumberOf... counts a message state may fall in (none if it is not live here). At the
-    exact instant of a deadline or release either side is permitted, as for a receive."""
+def categories(state, queue: str, now: float, late: float | None = None, tolerance: float = 0.0
+               ) -> tuple[str | None, ...]:
+    """Which ApproximateNumberOf... counts a message state may fall in (none if it is not live here). Where the
+    call's window [now, late] (with the tolerance) meets a deadline or release, either side is permitted, as
+    for a receive."""
     if not state.live_in(queue):
         return (None,)
     hidden = DELAYED if state.hidden is Hidden.DELAY else NOT_VISIBLE
-    if now > state.visible_at or state.hidden is Hidden.NONE:
+    if state.hidden is Hidden.NONE or state.surely_due(now, tolerance):
         return (VISIBLE,)
-    return (VISIBLE, hidden) if now == state.visible_at else (hidden,)
+    return (VISIBLE, hidden) if state.may_be_due(now if late is None else late, tolerance) else (hidden,)
 
 
 @dataclass
@@ -125,7 +127,8 @@ class AttributesExpectation:
         low = dict.fromkeys(COUNTS, 0)
         high = dict.fromkeys(COUNTS, 0)
         for message in self.model.messages_in(self.queue.name):
-            kinds = {k for s in message.states for k in categories(s, self.queue.name, self.now)}
+            kinds = {k for s in message.states
+                     for k in categories(s, self.queue.name, self.now, self.model.late, self.model.timing.tolerance)}
             for kind in kinds - {None}:
                 high[kind] += 1  # type: ignore[index]
             if len(kinds) == 1 and None not in kinds:
@@ -135,6 +138,9 @@ class AttributesExpectation:
     def settings(self) -> dict[str, tuple[str, ...]]:
         propagation = self.model.profile.attribute_propagation_seconds
         return {name: tuple(str(v) for v in self.queue.setting(name, self.now, propagation)) for name in SETTINGS}
+
+    def possible_effects(self) -> Effects:
+        return Effects()  # reading changes nothing
 
     def canonical(self) -> Outcome:
         counts = dict.fromkeys(COUNTS, 0)

@@ -12,15 +12,15 @@ from dataclasses import dataclass
 
 from model import attributes, errors
 from model.outcomes import (
-    BatchExpectation, Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, concrete, describe,
+    BatchExpectation, Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, concrete, describe, union,
 )
 from model.profiles import Profile, get_profile
-from model.state import Gone, HandleInfo, Hidden, Message, MessageState, Queue, millis
+from model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Timing, millis
 from model.validation import batch_errors, is_int_in
 from model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, DeleteEntry,
     DeleteMessage, DeleteMessageBatch, ErrorSpec, GetQueueAttributes, Ok, Operation, PeekMessage, PeekOk,
-    PurgeQueue, ReceiveMessage, ReceivedMessage, Response, SendMessage, SendOk, SetQueueAttributes,
+    PurgeQueue, ReceiveMessage, ReceivedMessage, Response, SendMessage, SendOk, SetQueueAttributes, Unknown,
 )
 
 
@@ -40,8 +40,10 @@ class ReceiptView:
 
 
 class Model:
-    def __init__(self, profile: Profile | str) -> None:
+    def __init__(self, profile: Profile | str, timing: Timing = EXACT) -> None:
         self.profile = profile if isinstance(profile, Profile) else get_profile(profile)
+        self.timing = timing
+        self.early = self.late = 0.0  # the window in which the operation being judged takes effect
         self.queues: dict[str, Queue] = {}
         self.messages: dict[str, Message] = {}
         self.handles: dict[str, HandleInfo] = {}
@@ -59,11 +61,17 @@ class Model:
     def observe(self, op: Operation, now: float, observed: Response, completed_at: float | None = None) -> Verdict:
         """Judge a target's answer. `completed_at` is when the target answered, if later than `now` (a long
         poll): a receive is then judged as of that moment."""
-        verdict = self.expect(op, now, completed_at).check(observed)
+        expectation = self.expect(op, now, completed_at)
+        if isinstance(observed, Unknown):
+            verdict = _unknown_verdict(self, expectation, observed)
+        else:
+            verdict = expectation.check(observed)
         self.commit(verdict.outcome)
         return verdict
 
     def expect(self, op: Operation, now: float, completed_at: float | None = None) -> Expectation:
+        windowed = self.timing.windowed and completed_at is not None and completed_at > now
+        self.early, self.late = now, (completed_at if windowed else now)  # type: ignore[assignment]
         if isinstance(op, ReceiveMessage):
             from model.receive import expect_receive
 
@@ -133,6 +141,22 @@ class Model:
         return sorted(t for t in times if t > now)
 
     # --- helpers shared by the operations -------------------------------------------------------------------
+
+    def in_flight_when(self, s: MessageState, now: float) -> tuple[bool, ...]:
+        """Whether a receipt is still in flight when the operation takes effect: one answer, or both when the
+        operation's window (widened by the tolerance) straddles the deadline."""
+        if not self.timing.windowed:
+            return (s.in_flight(now),)
+        if s.gone is not Gone.NO or s.hidden is not Hidden.RECEIPT:
+            return (False,)
+        tolerance = self.timing.tolerance
+        return tuple(answer for answer, possible in ((True, not s.surely_due(now, tolerance)),
+                                                     (False, s.may_be_due(self.late, tolerance))) if possible)
+
+    @property
+    def slack(self) -> float:
+        """How uncertain a deadline set by the operation being judged is (its window)."""
+        return self.late - self.early
 
     def mint_handle(self) -> str:
         self._next_handle += 1
@@ -226,7 +250,7 @@ def _send(model: Model, op: SendMessage, now: float) -> Expectation:
     message_id = f"msg-{model._next_message}"
     states = tuple(
         MessageState(queue=op.queue, visible_at=now + d, hidden=Hidden.DELAY if d else Hidden.NONE,
-                     why=("DELAY-HIDES",) if d else ())
+                     why=("DELAY-HIDES",) if d else (), slack=model.slack)
         for d in delays
     )
     message = Message(message_id, op.body, model._next_seq, now, op.group_id, states)
@@ -253,7 +277,7 @@ def _change_outcomes(model: Model, queue_name: str, handle: str, value: object, 
     if info is None or info.queue != queue_name:
         locked = _lock_target(model, queue_name, handle)
         if locked is not None:
-            return _per_state(locked, lambda s: _lock(s, now, v))
+            return _per_state(locked, lambda s: _lock(s, now, v, model.slack))
         specs = errors.malformed_handle(handle, with_text=False, dialect=model.profile.error_dialect)
         return [Outcome(spec, ("HANDLE-MALFORMED",)) for spec in specs]
     message = model.messages[info.message_id]
@@ -270,9 +294,10 @@ def _lock_target(model: Model, queue_name: str, handle: str) -> Message | None:
     return message
 
 
-def _lock(s: MessageState, now: float, v: float) -> list[tuple[object, tuple[str, ...], MessageState | None]]:
+def _lock(s: MessageState, now: float, v: float, slack: float
+          ) -> list[tuple[object, tuple[str, ...], MessageState | None]]:
     why = ("LOCK-UNRECEIVED",)
-    locked = s.evolve(visible_at=now + v, hidden=Hidden.LOCK, changed_at=now, was_locked=True, why=why)
+    locked = s.evolve(visible_at=now + v, hidden=Hidden.LOCK, changed_at=now, was_locked=True, why=why, slack=slack)
     return [(ChangeOk(), why, locked)]
 
 
@@ -290,7 +315,14 @@ def _change_state(model: Model, message: Message, s: MessageState, handle: str, 
                 p, ("REDRIVE-DLQ",))
         return [(errors.not_available_for_change(), ("CMV-DELETED",), None)]
     current = s.receipt == handle
-    in_flight = s.in_flight(now)
+    return [result for in_flight in model.in_flight_when(s, now)
+            for result in _change_receipt(model, message, s, current, in_flight, now, v)]
+
+
+def _change_receipt(model: Model, message: Message, s: MessageState, current: bool, in_flight: bool, now: float,
+                    v: float):
+    """A change of a live message's receipt, once it is known whether the receipt is still in flight."""
+    p = model.profile
     if p.error_dialect == "smq":
         if not (current and in_flight):
             rule = "SMQ-NEW-HANDLE" if not current else "SMQ-INVISIBLE-ONLY"
@@ -326,7 +358,7 @@ def _accepted(model: Model, s: MessageState, now: float, v: float, new_handle: b
         why = ("VIS-SHORTEN",)
     else:
         why = ("VIS-EXTEND-NONADDITIVE",)
-    changes = dict(visible_at=deadline, hidden=Hidden.RECEIPT, changed_at=now, why=why)
+    changes = dict(visible_at=deadline, hidden=Hidden.RECEIPT, changed_at=now, why=why, slack=model.slack)
     response: object = ChangeOk()
     if new_handle:
         handle = model.mint_handle()
@@ -344,10 +376,12 @@ def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, 
     deadline = now + v
     rules = _ceiling_rules(model, message.sent_at, s, deadline, ceiling)
     rejected = (errors.beyond_ceiling(int(v)), rules, None)
-    if deadline > ceiling:
+    band = model.timing.tolerance  # under a real clock the receive and this change each took effect in a window
+    if deadline > ceiling + band:
         return [rejected]
     accepted = (accepted[0], rules + accepted[1], accepted[2])  # the ceiling decided: its rules first
-    if deadline > ceiling - 1:  # EVIDENCE.md: 'Setting 43200 right after a receive may already fail by a second'
+    # EVIDENCE.md: 'Setting 43200 right after a receive may already fail by a second'
+    if model.late + v > ceiling - 1 - band:
         return [accepted, rejected]
     return [accepted]
 
@@ -408,10 +442,6 @@ def _delete_outcomes(model: Model, queue_name: str, handle: str, now: float) -> 
 
 def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, now: float):
     p = model.profile
-
-    def deleted(rule_id: str) -> MessageState:
-        return s.evolve(gone=Gone.DELETED, why=(rule_id, "DEL-REMOVES"))
-
     if s.gone is not Gone.NO:
         if p.error_dialect == "smq":
             return [(errors.smq_message_not_exist(), ("SMQ-NEW-HANDLE",), None)]
@@ -421,7 +451,18 @@ def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, 
     if s.queue != info.queue:  # redriven away: nothing records what its old handle gets, so permit either
         return [(Ok(), ("REDRIVE-DLQ", "DEL-STALE"), None)] + _purged_handle(p, ("REDRIVE-DLQ",))
     current = s.receipt == handle
-    in_flight = s.in_flight(now)
+    return [result for in_flight in model.in_flight_when(s, now)
+            for result in _delete_receipt(model, s, handle, info, current, in_flight, now)]
+
+
+def _delete_receipt(model: Model, s: MessageState, handle: str, info: HandleInfo, current: bool, in_flight: bool,
+                    now: float):
+    """A delete of a live message, once it is known whether the receipt is still in flight."""
+    p = model.profile
+
+    def deleted(rule_id: str) -> MessageState:
+        return s.evolve(gone=Gone.DELETED, why=(rule_id, "DEL-REMOVES"))
+
     if current and in_flight:
         return [(Ok(), ("DEL-REMOVES",), s.evolve(gone=Gone.DELETED, why=("DEL-REMOVES",)))]
     if p.error_dialect == "smq":
@@ -486,6 +527,9 @@ class PeekExpectation:
     max_messages: int
     rules: tuple[str, ...] = ("PEEK-NO-CHANGE",)
 
+    def possible_effects(self) -> Effects:
+        return Effects()  # a peek changes nothing
+
     def canonical(self) -> Outcome:
         live = [m for m in self.model.messages_in(self.queue)][: self.max_messages]
         seen = tuple(_peeked(m, m.states[0]) for m in live)
@@ -517,6 +561,17 @@ def _peek(model: Model, op: PeekMessage, now: float) -> Expectation:
         raise ModelUsageError(f"profile {model.profile.name} has no peek")
     model.queue(op.queue)
     return PeekExpectation(model, op.queue, op.max_messages)
+
+
+def _unknown_verdict(model: Model, expectation: Expectation, observed: Unknown) -> Verdict:
+    """No answer: the operation may or may not have taken effect, so every message it touches keeps both its
+    states before and every state it may have now. It exercised no rule."""
+    possible = expectation.possible_effects()
+    if possible is None:
+        return Verdict(Outcome(observed, ()), consistent=False)
+    states = {message_id: union(model.messages[message_id].states, after)
+              for message_id, after in possible.states.items()}
+    return Verdict(Outcome(observed, (), Effects(states, handles=dict(possible.handles))))
 
 
 def _error(spec: ErrorSpec, *rules: str) -> Enumerated:

@@ -86,6 +86,10 @@ class Expectation(Protocol):
 
     def check(self, observed: Response) -> Verdict: ...
 
+    def possible_effects(self) -> Effects | None:
+        """What the operation may have changed if it took effect (the answer never came), or None when the
+        checker cannot follow it (a new message or queue whose id never came back)."""
+
 
 def concrete(expected: Expected) -> Response:
     """The response the model itself gives for an expected one."""
@@ -147,6 +151,11 @@ class Enumerated:
     def canonical(self) -> Outcome:
         return self.outcomes[0]
 
+    def possible_effects(self) -> Effects | None:
+        if any(o.effects.new_messages or o.effects.queue_updates for o in self.outcomes):
+            return None
+        return _merge(self.outcomes).effects
+
     def check(self, observed: Response) -> Verdict:
         matching = [o for o in self.outcomes if response_matches(o.response, observed, o.minted)]
         if matching:
@@ -203,6 +212,10 @@ class BatchExpectation:
     @property
     def rules(self) -> tuple[str, ...]:
         return ("BATCH-PARTIAL",) + _ordered_rules([o for _, e in self.entries for o in e.outcomes])
+
+    def possible_effects(self) -> Effects | None:
+        return Enumerated([o for _, e in self.entries for o in e.outcomes]).possible_effects() if self.entries \
+            else Effects()
 
     def canonical(self) -> Outcome:
         chosen = [(entry_id, e.canonical()) for entry_id, e in self.entries]

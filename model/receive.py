@@ -70,10 +70,14 @@ def expect_receive(model: "Model", op: ReceiveMessage, now: float, completed_at:
             over_limit_permitted = True  # the checker is unsure how many are in flight: both are permitted
 
     replay = _replay(model, queue, op.attempt_id, now) if p.fifo and op.attempt_id else None
-    at = _evaluation_time(live, now, max(waits))
-    if completed_at is not None and completed_at > now and max(waits) > 0:
-        at = min(completed_at, now + max(waits))  # as of the moment the target answered, within the wait
-    return ReceiveExpectation(model, queue, op, at, max_messages, visibilities, long_poll,
+    if model.timing.windowed:  # a real clock: the receive took effect somewhere in [invoke, complete]
+        at, late = now, model.late
+    else:
+        at = _evaluation_time(live, now, max(waits))
+        if completed_at is not None and completed_at > now and max(waits) > 0:
+            at = min(completed_at, now + max(waits))  # as of the moment the target answered, within the wait
+        late = at
+    return ReceiveExpectation(model, queue, op, at, late, max_messages, visibilities, long_poll,
                               tuple(rules), replay, quota_reached=maybe_in_flight >= p.inflight_quota, live=live,
                               over_limit_permitted=over_limit_permitted)
 
@@ -126,7 +130,8 @@ class ReceiveExpectation:
     model: "Model"
     queue: Queue
     op: ReceiveMessage
-    at: float
+    at: float  # when the receive took effect: at the earliest, and
+    late: float  # at the latest (the same instant under a virtual clock)
     max_messages: int
     visibilities: tuple[int, ...]
     long_poll: bool
@@ -144,13 +149,13 @@ class ReceiveExpectation:
     # --- what the queue holds at the time of the receive --------------------------------------------------
 
     def _candidates(self) -> dict[str, _Candidate]:
-        name, at = self.queue.name, self.at
+        name, late, tolerance = self.queue.name, self.late, self.model.timing.tolerance
         redrive = self.queue.redrive if self.model.profile.has_redrive else None
         result: dict[str, _Candidate] = {}
         for message, states in self.live:
             candidate = _Candidate(message)
             for s in states:
-                if s.visible_at > at:
+                if not s.may_be_due(late, tolerance):
                     candidate.hidden.append(s)
                 elif redrive is not None and s.receive_count >= redrive.max_receive_count:
                     candidate.due.append(s)
@@ -187,7 +192,7 @@ class ReceiveExpectation:
                     if s in member.receivable:
                         prefix.append(member.message.id)
                         allowed[member.message.id].add(s)
-                        blocked_for_sure = blocked_for_sure or not _surely_visible(s, self.at)
+                        blocked_for_sure = blocked_for_sure or not self._surely_visible(s)
                         if not blocked_for_sure:
                             certain.add(member.message.id)
                     # a due message is moved to the dead-letter queue and the prefix goes on past it
@@ -243,6 +248,14 @@ class ReceiveExpectation:
             chosen = []
         chosen.sort(key=lambda pair: pair[0].seq)
         return self._outcome(chosen[: self.max_messages], notes=(), canonical=True)
+
+    def possible_effects(self) -> Effects | None:
+        """Every message it could have returned may now be in flight under a handle nobody saw."""
+        if self.op.attempt_id:
+            return None  # a retry with the same attempt id may replay it: that cannot be followed
+        returned = [(c.message, [s for s in c.receivable if s not in c.blocked]) for c in self.candidates.values()]
+        outcome = self._outcome([(m, states) for m, states in returned if states], notes=(), canonical=False)
+        return outcome.effects
 
     # --- judging a target's answer --------------------------------------------------------------------------
 
@@ -317,6 +330,9 @@ class ReceiveExpectation:
         expected = f"hidden until {min(s.visible_at for s in states):.3f}"
         return states, Divergence(rules, expected, f"returned at {self.at:.3f}", (message.id,)), None
 
+    def _surely_visible(self, s: MessageState) -> bool:
+        return s.surely_due(self.at, self.model.timing.tolerance)
+
     def _attributes_fit(self, s: MessageState, got: ReceivedMessage) -> bool:
         if "RCV-COUNT" not in self.model.profile.rule_ids:
             return True
@@ -324,7 +340,9 @@ class ReceiveExpectation:
             return False
         if got.first_receive_ms is not None:
             first = s.first_receive_at if s.first_receive_at is not None else self.at
-            return abs(got.first_receive_ms - millis(first)) <= self.timestamp_tolerance_ms
+            # Under a real clock the target's clock is not ours: allow the window and the tolerance as well.
+            allowed = self.timestamp_tolerance_ms + 1000 * (self.late - self.at + self.model.timing.tolerance)
+            return abs(got.first_receive_ms - millis(first)) <= allowed
         return True
 
     def _attribute_problem(self, s: MessageState, got: ReceivedMessage, message: Message) -> Divergence:
@@ -357,7 +375,7 @@ class ReceiveExpectation:
             return []
         for candidate in self.candidates.values():
             states = candidate.message.states
-            surely = [s for s in candidate.receivable if _surely_visible(s, self.at)]
+            surely = [s for s in candidate.receivable if self._surely_visible(s)]
             if self.queue.fifo and candidate.message.id not in self.surely_free:
                 continue  # an earlier message of its group may still hold the group
             if surely and len(surely) == len(states):
@@ -435,16 +453,12 @@ class ReceiveExpectation:
             why.append("QATTR-LATER-RECEIVES")
         why.append("RCV-HIDE")
         return s.evolve(
-            visible_at=self.at + v, hidden=Hidden.RECEIPT, receipt=handle, received_at=self.at, changed_at=None,
+            visible_at=self.at + v, slack=self.late - self.at, hidden=Hidden.RECEIPT, receipt=handle,
+            received_at=self.at, changed_at=None,
             receive_count=s.receive_count + 1,
             first_receive_at=s.first_receive_at if s.first_receive_at is not None else self.at,
             was_locked=False, why=tuple(why),
         )
-
-
-def _surely_visible(s: MessageState, at: float) -> bool:
-    """At the exact instant of its deadline a message may still be hidden: only later is it surely back."""
-    return s.visible_at < at or (s.hidden is Hidden.NONE and s.visible_at <= at)
 
 
 def _dedupe(rules: tuple[str, ...]) -> tuple[str, ...]:

@@ -12,6 +12,32 @@ from enum import Enum
 from typing import NamedTuple
 
 
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """How precisely the checker knows when things happened.
+
+    Exact (virtual clocks): an operation takes effect at one known instant. Windowed (real clocks): it takes
+    effect somewhere between its invoke and its complete, and a target may show a deadline up to `tolerance`
+    seconds either side of it (a distributed service's timers are not exact; nothing in the evidence bounds
+    how far, so the bound is the user's setting), so an outcome inside that uncertainty is permitted either way.
+    """
+
+    windowed: bool = False
+    tolerance: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.tolerance < 0 or (self.tolerance and not self.windowed):
+            raise ValueError("a tolerance needs windowed timing, and is never negative")
+
+    @staticmethod
+    def for_clock(kind: str, tolerance: float = 0.0) -> "Timing":
+        """A virtual clock is exact; a real one gives windows, judged with the tolerance."""
+        return Timing(windowed=True, tolerance=tolerance) if kind == "real" else EXACT
+
+
+EXACT = Timing()
+
+
 def millis(seconds: float) -> int:
     """A timestamp as services report it: whole milliseconds, truncated."""
     return math.floor(seconds * 1000 + 1e-6)
@@ -47,6 +73,9 @@ class MessageState(NamedTuple):
     was_locked: bool = False
     # The rules that set `visible_at`, most specific first: a divergence at this boundary breaks them.
     why: tuple[str, ...] = ()
+    # Under a real clock the operation that set `visible_at` took effect somewhere in a window: the deadline
+    # lies in [visible_at, visible_at + slack]. Always 0 under a virtual clock.
+    slack: float = 0.0
 
     def live_in(self, queue: str) -> bool:
         return self.queue == queue and self.gone is Gone.NO
@@ -56,6 +85,16 @@ class MessageState(NamedTuple):
 
     def in_flight(self, now: float) -> bool:
         return self.gone is Gone.NO and self.hidden is Hidden.RECEIPT and now < self.visible_at
+
+    def may_be_due(self, late: float, tolerance: float = 0.0) -> bool:
+        """Its deadline (or release) may have passed by `late`."""
+        return late >= self.visible_at - tolerance
+
+    def surely_due(self, early: float, tolerance: float = 0.0) -> bool:
+        """Its deadline has surely passed by `early`. At the exact instant of a deadline a message may still be
+        hidden; one that was never hidden is visible from that instant on."""
+        edge = self.visible_at + self.slack + tolerance
+        return early > edge or (self.hidden is Hidden.NONE and early >= edge)
 
     def evolve(self, **changes) -> "MessageState":
         return self._replace(**changes)

@@ -136,6 +136,14 @@ class ErrorSpec:
 
 
 @dataclass(frozen=True)
+class Unknown:
+    """No answer came back (a timeout, a dropped connection, a server error): the operation may or may not have
+    taken effect, as Jepsen's ':info' operations."""
+
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class Ok:
     """Success with nothing to report (delete, purge, set attributes, create)."""
 
@@ -191,4 +199,4 @@ class AttributesOk:
     attributes: dict[str, str]
 
 
-Response = Union[Error, Ok, SendOk, ReceiveOk, PeekOk, ChangeOk, BatchOk, AttributesOk]
+Response = Union[Error, Unknown, Ok, SendOk, ReceiveOk, PeekOk, ChangeOk, BatchOk, AttributesOk]

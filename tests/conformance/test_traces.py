@@ -10,9 +10,9 @@ from conformance.runner import run
 from conformance.trace import TraceError, read_trace
 from tests.conformance.planted import WrongMalformedHandleCode
 
-FIELDS = {"schema", "run_id", "target", "target_version", "profile", "clock", "case", "step", "final", "operation",
-          "response", "invoke", "complete", "invoke_wall", "complete_wall", "verdict", "rules", "divergences",
-          "notes"}
+FIELDS = {"schema", "run_id", "target", "target_version", "profile", "clock", "tolerance", "case", "step", "final",
+          "operation", "response", "invoke", "complete", "invoke_wall", "complete_wall", "verdict", "rules",
+          "divergences", "notes"}
 
 
 @pytest.fixture(scope="module")
