@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from abc import ABC, abstractmethod
 from typing import Protocol
 
@@ -45,6 +46,24 @@ class VirtualClock:
         self._now = max(self._now, t)
 
 
+class RealClock:
+    """Wall time: advancing sleeps. Monotonic, so that a clock adjustment never bends a window."""
+
+    kind = "real"
+
+    def __init__(self) -> None:
+        self._zero = time.monotonic()
+        self.epoch_zero = time.time()  # the epoch time of this clock's zero, to express service timestamps in it
+
+    def now(self) -> float:
+        return time.monotonic() - self._zero
+
+    def advance(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("time does not run backwards")
+        time.sleep(seconds)
+
+
 class Target(ABC):
     """A queue service under test. Queue names are the suite's; the adapter maps them to its own."""
 
@@ -78,4 +97,13 @@ def normalise_error(code: str | None, message: str = "", status: int = 400, quer
     raw = raw.split(";")[0].split("#")[-1]
     if raw.startswith(_QUERY_PREFIX):
         raw = raw[len(_QUERY_PREFIX):]
-    return Error(raw, re.sub(r"\s+", " ", message or "").strip(), status)
+    return Error(raw, redact(re.sub(r"\s+", " ", message or "").strip()), status)
+
+
+_ACCOUNT_IN_ARN = re.compile(r"(arn:aws[\w-]*:[\w-]+:[\w-]*:)\d{12}(?=:)")
+_QUEUE_URL = re.compile(r"https?://[^\s'\"]+?/\d{12}/[\w.-]+")
+
+
+def redact(text: str) -> str:
+    """Account ids and queue URLs never reach a trace, a report or the terminal."""
+    return _QUEUE_URL.sub("<queue-url>", _ACCOUNT_IN_ARN.sub(r"\1<account>", text))

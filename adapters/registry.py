@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from adapters.base import Target, TargetError
 
 SPECS = {
     "model": "the reference model itself (always conforms; tests the engine)",
     "moto": "moto in-process (mock_aws) on a virtual clock",
+    "moto-server": "moto's server, started on 127.0.0.1 by the suite, on a real clock",
+    "endpoint": "any SQS-compatible endpoint at --endpoint-url, on a real clock",
+    "aws": "real AWS (needs --allow-real-aws): the normal boto3 credential chain, or --aws-profile",
 }
 
 
-def make_target(spec: str, profile: str) -> Target:
+@dataclass(frozen=True)
+class EndpointOptions:
+    """What real-clock targets take from the command line."""
+
+    endpoint_url: str | None = None
+    region: str | None = None
+    aws_profile: str | None = None
+    max_requests: int | None = None
+    tolerance: float | None = None
+    allow_real_aws: bool = False
+
+
+def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOptions()) -> Target:
     kind = spec.split(":", 1)[0]
     if kind == "model":
         from adapters.model_target import ModelTarget
@@ -20,5 +37,27 @@ def make_target(spec: str, profile: str) -> Target:
         from adapters.moto_target import MotoTarget
 
         return MotoTarget()
+    if kind == "moto-server":
+        from adapters.endpoint import MotoServerTarget
+
+        return MotoServerTarget(max_requests=options.max_requests, tolerance=options.tolerance)
+    if kind == "endpoint":
+        from adapters.endpoint import EndpointTarget
+
+        if not options.endpoint_url:
+            raise TargetError("--target endpoint needs --endpoint-url (e.g. http://127.0.0.1:4566)")
+        return EndpointTarget(endpoint_url=options.endpoint_url, region=options.region,
+                              aws_profile=options.aws_profile, max_requests=options.max_requests,
+                              tolerance=options.tolerance)
+    if kind == "aws":
+        from adapters.endpoint import EndpointTarget
+
+        if not options.allow_real_aws:
+            raise TargetError("--target aws creates and deletes queues in a real AWS account and costs money: "
+                              "add --allow-real-aws to go ahead")
+        if options.endpoint_url:
+            raise TargetError("--target aws takes no --endpoint-url (use --target endpoint for an emulator)")
+        return EndpointTarget(region=options.region, aws_profile=options.aws_profile,
+                              max_requests=options.max_requests, tolerance=options.tolerance)
     known = ", ".join(SPECS)
     raise TargetError(f"unknown target {spec!r}; known targets: {known}")

@@ -1,35 +1,46 @@
 """Any target that speaks the SQS API, through a boto3 client: moto in-process, moto server, emulators, AWS.
 
 Queue names get a per-run prefix, so the suite only ever touches queues it created. The client does not
-validate parameters (the service must) and does not retry (a retry could hide a receive that happened).
+validate parameters (the service must) and does not retry (a retry could hide a receive that happened): an
+answer that never came is reported as `Unknown`, and only a throttled request, which surely did nothing, is
+sent again.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, Callable
 
 import botocore.exceptions
 from botocore.config import Config
 
-from adapters.base import Clock, Target, TargetError, Unsupported, normalise_error
+from adapters.base import Clock, Target, TargetError, Unsupported, normalise_error, redact
 from model.values import (
     AttributesOk, BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue,
     DeleteMessage, DeleteMessageBatch, EntryFailure, GetQueueAttributes, Ok, Operation, PeekMessage, PurgeQueue,
-    ReceivedMessage, ReceiveMessage, ReceiveOk, Response, SendMessage, SendOk, SetQueueAttributes,
+    ReceivedMessage, ReceiveMessage, ReceiveOk, Response, SendMessage, SendOk, SetQueueAttributes, Unknown,
 )
 
 CLIENT_CONFIG = Config(parameter_validation=False, retries={"total_max_attempts": 1, "mode": "standard"})
 REPORTED_ATTRIBUTES = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
                        "ApproximateNumberOfMessagesDelayed", "VisibilityTimeout", "DelaySeconds",
                        "ReceiveMessageWaitTimeSeconds")
+_THROTTLED = {"Throttling", "ThrottlingException", "RequestThrottled", "RequestThrottledException"}
+_THROTTLE_RETRIES = 4
+_UNANSWERED = (botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectionClosedError,
+               botocore.exceptions.EndpointConnectionError, botocore.exceptions.ConnectTimeoutError)
+UNKNOWN_IN_A_ROW = 5  # then the endpoint is taken to be gone, and the run stops with that error
 
 
 class SqsApiTarget(Target):
     profiles = frozenset({"sqs-standard", "sqs-fifo"})
 
-    def __init__(self, name: str, client: Any, clock: Clock, prefix: str, clock_origin_ms: Callable[[], float]):
+    def __init__(self, name: str, client: Any, clock: Clock, prefix: str, clock_origin_ms: Callable[[], float],
+                 tags: dict[str, str] | None = None):
         self.name = name
+        self.tags = tags or {}  # put on every queue it creates, so that `cleanup` can tell them from others
+        self._unknown_in_a_row = 0
         self.client = client
         self.clock = clock
         self.prefix = prefix
@@ -49,16 +60,30 @@ class SqsApiTarget(Target):
     def execute(self, op: Operation) -> Response:
         if isinstance(op, PeekMessage):
             raise Unsupported(f"{self.name} has no peek (the 2008 API and SMQ have it; SQS today does not)")
+        for attempt in range(_THROTTLE_RETRIES + 1):
+            response = self._attempt(op)
+            throttled = getattr(response, "code", None) in _THROTTLED
+            if not throttled or attempt == _THROTTLE_RETRIES:
+                break
+            time.sleep(0.2 * 2 ** attempt)  # a throttled request did nothing: sending it again hides nothing
+        self._unknown_in_a_row = self._unknown_in_a_row + 1 if isinstance(response, Unknown) else 0
+        if self._unknown_in_a_row >= UNKNOWN_IN_A_ROW:
+            raise TargetError(f"{self.name} stopped answering ({UNKNOWN_IN_A_ROW} requests in a row): "
+                              f"{response.reason}")  # type: ignore[union-attr]
+        return response
+
+    def _attempt(self, op: Operation) -> Response:
         try:
             return self._handlers[type(op)](op)
         except botocore.exceptions.ClientError as error:
             details = error.response.get("Error", {})
             status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
+            if status >= 500:  # the service failed while handling it: it may or may not have taken effect
+                return Unknown(redact(f"HTTP {status} {details.get('Code', '')}".strip()))
             return normalise_error(details.get("Code"), details.get("Message", ""), status,
                                    details.get("QueryErrorCode"))
-        except (botocore.exceptions.EndpointConnectionError, botocore.exceptions.ConnectionClosedError,
-                botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectTimeoutError) as error:
-            raise TargetError(f"{self.name}: {error}") from None
+        except _UNANSWERED as error:
+            return Unknown(redact(f"{type(error).__name__}: {error}"))
 
     def reset(self) -> None:
         """A new case: delete this case's queues and name the next case's afresh (AWS refuses to recreate a
@@ -107,8 +132,9 @@ class SqsApiTarget(Target):
 
     def _create(self, op: CreateQueue) -> Response:
         fifo = str(op.attributes.get("FifoQueue", "")).lower() == "true"
+        extra = {"tags": self.tags} if self.tags else {}
         reply = self.client.create_queue(QueueName=self.real_name(op.queue, fifo),
-                                         Attributes=self._attributes(op.attributes))
+                                         Attributes=self._attributes(op.attributes), **extra)
         self._urls[op.queue] = reply["QueueUrl"]
         return Ok()
 

@@ -14,7 +14,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from adapters.base import TargetError
-from adapters.registry import SPECS, make_target
+from adapters.registry import SPECS, EndpointOptions, make_target
 from model.profiles import PROFILES
 from model.rules import CATALOGUE, rules_for
 
@@ -32,8 +32,38 @@ def main() -> None:
     """Conformance suite for message-queue visibility-timeout semantics."""
 
 
+def endpoint_options(command):
+    """The options of targets on a real clock, shared by `run` and `cleanup`."""
+    for option in reversed([
+        click.option("--endpoint-url", default=None, help="an SQS-compatible endpoint (--target endpoint)"),
+        click.option("--region", default=None, help="AWS region (default: the boto3 chain's, else us-east-1)"),
+        click.option("--aws-profile", default=None, help="a named profile of the AWS config files"),
+        click.option("--allow-real-aws", is_flag=True, help="required by --target aws: it costs money"),
+        click.option("--max-requests", type=click.IntRange(1, 10**9), default=None,
+                     help="stop once this many requests were sent (cleanup is never refused)"),
+        click.option("--tolerance", type=click.FloatRange(0, 60), default=None,
+                     help="seconds a deadline may show early or late under a real clock "
+                          "[default: 1.0 for aws, 0.5 for an endpoint]"),
+    ]):
+        command = option(command)
+    return command
+
+
+def _options(kwargs: dict) -> EndpointOptions:
+    return EndpointOptions(**{k: kwargs.pop(k) for k in list(kwargs) if k in EndpointOptions.__dataclass_fields__})
+
+
+def _open_target(target_spec: str, profile: str, options: EndpointOptions):
+    if target_spec.split(":", 1)[0] not in SPECS:
+        raise OneLineError(f"unknown target {target_spec!r}; known targets: {', '.join(SPECS)}")
+    try:
+        return make_target(target_spec, profile, options)
+    except TargetError as error:
+        raise OneLineError(str(error)) from None
+
+
 @main.command()
-@click.option("--target", "target_spec", required=True, help="model | moto")
+@click.option("--target", "target_spec", required=True, help=" | ".join(SPECS))
 @click.option("--profile", type=click.Choice(sorted(PROFILES)), default="sqs-standard", show_default=True)
 @click.option("--examples", type=click.IntRange(1, 100_000), default=40, show_default=True,
               help="generated cases per round")
@@ -42,16 +72,19 @@ def main() -> None:
 @click.option("--seed", type=click.IntRange(0, 2**63), default=None, help="the same seed gives the same run")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="where the trace, summary and minimal cases go")
-def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | None, out_dir: Path) -> None:
+@click.option("--tolerate", multiple=True, metavar="RULE",
+              help="a divergence already known: counted, not reported or shrunk (repeatable)")
+@click.option("--no-shrink", is_flag=True, help="report divergences as first found (faster, longer cases)")
+@endpoint_options
+def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | None, out_dir: Path,
+        tolerate: tuple[str, ...], no_shrink: bool, **endpoint) -> None:
     """Generate operation sequences, send them to TARGET and to the model, report every divergence."""
     from conformance import report, runner
 
-    if target_spec.split(":", 1)[0] not in SPECS:
-        raise OneLineError(f"unknown target {target_spec!r}; known targets: {', '.join(SPECS)}")
-    try:
-        target = make_target(target_spec, profile)
-    except TargetError as error:
-        raise OneLineError(str(error)) from None
+    unknown_rules = sorted(set(tolerate) - {r.id for r in CATALOGUE})
+    if unknown_rules:
+        raise OneLineError(f"--tolerate: no such rule {', '.join(unknown_rules)} (see `sqs-conformance rules`)")
+    target = _open_target(target_spec, profile, _options(endpoint))
     if profile not in target.profiles:
         target.close()
         raise OneLineError(f"target {target.name} cannot be checked against profile {profile} "
@@ -67,13 +100,16 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
         try:
             result = runner.run(target, profile, examples=examples, seed=seed, out_dir=out_dir,
                                 steps_per_case=steps, database_dir=Path(".sqs-conformance") / "examples",
-                                on_progress=on_case)
+                                on_progress=on_case, shrink=not no_shrink, tolerate=frozenset(tolerate))
         except TargetError as error:
             raise OneLineError(str(error)) from None
         finally:
             target.close()
     _write_findings(result, out_dir, report)
     _print_result(result, out_dir, report)
+    if hasattr(target, "requests"):  # a service that bills by the request
+        console.print(f"{target.requests:,} requests sent; at public SQS pricing about "
+                      f"${target.cost_estimate(PROFILES[profile].fifo):.4f}")
     sys.exit(0 if result.conforms else 1)
 
 
@@ -143,6 +179,34 @@ def check(traces: tuple[Path, ...]) -> None:
 
 
 @main.command()
+@click.option("--target", "target_spec", type=click.Choice(["endpoint", "aws"]), required=True)
+@click.option("--older-than", type=click.FloatRange(0, None), default=3600.0, show_default=True,
+              help="only queues created at least this many seconds ago")
+@click.option("--delete", is_flag=True, help="delete them (without it, only list: a dry run)")
+@endpoint_options
+def cleanup(target_spec: str, older_than: float, delete: bool, **endpoint) -> None:
+    """List (or --delete) queues earlier runs left behind: the suite's name prefix and run tag, both."""
+    import botocore.exceptions
+
+    from adapters.base import redact
+    from adapters.endpoint import leftovers
+
+    target = _open_target(target_spec, "sqs-standard", _options(endpoint))
+    try:
+        found = leftovers(target, older_than)
+        for url, name, age in found:
+            if delete:
+                target.client.delete_queue(QueueUrl=url)
+            console.print(f"{'deleted' if delete else 'would delete'} {name} (created {age / 3600:.1f} h ago)",
+                          markup=False)
+    except (TargetError, botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as error:
+        raise OneLineError(f"cleanup stopped: {redact(str(error))}") from None
+    finally:
+        target.close()
+    console.print(f"{len(found)} leftover queue(s)" + ("" if delete or not found else "; --delete to delete them"))
+
+
+@main.command()
 @click.option("--profile", type=click.Choice(sorted(PROFILES)), default=None, help="only this profile's rules")
 def rules(profile: str | None) -> None:
     """Print the rule catalogue."""
@@ -153,11 +217,18 @@ def rules(profile: str | None) -> None:
 
 
 def entry() -> None:
-    """The console script: click's usage errors become one line on stderr, exit 2."""
+    """The console script: click's usage errors become one line on stderr, exit 2. A SIGTERM ends a run as
+    Ctrl-C does, so that the queues it created are deleted either way."""
+    import signal
+
+    def interrupt(*_) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
     try:
         main.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        errors.print("sqs-conformance: interrupted")
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        errors.print("sqs-conformance: interrupted (the queues it created were deleted; the trace so far is kept)")
         sys.exit(130)
     except click.UsageError as error:
         errors.print(f"sqs-conformance: error: {error.format_message()}", markup=False)

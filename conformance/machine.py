@@ -30,6 +30,11 @@ MAIN, DEAD_LETTER = "q", "dlq"
 GARBAGE_HANDLES = ("not-a-receipt-handle", "AQEBzWwaftRI0KuVm4tP+/7q1rGgNqicHq/8+Q==")
 TIMEOUTS = (0, 1, 2, 5, 5, 30, 30, 60, 600, 43200, 43201, -1)
 FIXED_ADVANCES = (0.001, 0.5, 1, 5, 30, 61, 300, 3600, 20_000)
+# Under a real clock every wait is slept: short timeouts, short waits (the ceiling is still reached, by values
+# close to 43200 minus the time elapsed, never by waiting).
+REAL_TIMEOUTS = (0, 1, 1, 2, 3, 5, 43200, 43201, -1)
+REAL_ADVANCES = (0.001, 0.5, 1, 2, 3, 5)
+REAL_MAX_WAIT = 6.0  # seconds: a longer advance is skipped under a real clock
 EDGE_OFFSETS = (-1, -0.001, 0, 0.001, 1)
 REDELIVERIES_BEFORE_FLAGGING = 2  # EVIDENCE.md 'at-least-once': count it, do not fail on one
 
@@ -67,6 +72,7 @@ class Run:
     cases: int = 0
     steps: int = 0
     on_case: Callable[["Run"], None] | None = None
+    max_wait: float = REAL_MAX_WAIT
 
     def new_session(self) -> Session:
         self.target.reset()
@@ -74,13 +80,16 @@ class Run:
         if self.on_case is not None:
             self.on_case(self)
         return Session(self.target, self.profile, run_id=self.run_id, case=self.cases, trace=self.trace,
-                       tallies=self.tallies)
+                       tallies=self.tallies, max_wait=self.max_wait)
 
 
 def build_machine(run: Run) -> type[RuleBasedStateMachine]:
     profile = PROFILES[run.profile]
     fifo = profile.fifo
     rule_ids = profile.rule_ids
+    real = run.target.clock.kind == "real"
+    timeouts = REAL_TIMEOUTS if real else TIMEOUTS
+    advances = REAL_ADVANCES if real else FIXED_ADVANCES
 
     class VisibilityMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -134,7 +143,7 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
 
         def pick_timeout(self, data: st.DataObject, handle: str) -> int:
             """A fixed value, or one aimed at the handle's 12-hour ceiling: the room left, and one more."""
-            choices = list(TIMEOUTS)
+            choices = list(timeouts)
             info = self.model.handles.get(handle)
             if info is not None and "VIS-CEILING" in self.model.profile.rule_ids:
                 room = info.received_at + 43200 - self.session.now
@@ -144,7 +153,8 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
 
         # --- setting up -------------------------------------------------------------------------------------
 
-        @initialize(visibility=st.sampled_from([None, profile.visibility_min, 5, 30, 3600]),
+        @initialize(visibility=st.sampled_from([profile.visibility_min, 1, 2, 5] if real else
+                                               [None, profile.visibility_min, 5, 30, 3600]),
                     redrive=st.sampled_from([None, 1, 2, 3] if profile.has_redrive else [None]),
                     delay=st.sampled_from([None, 0, 5] if profile.has_delay else [None]), dedup=st.booleans())
         def create_queues(self, visibility, redrive, delay, dedup):
@@ -189,9 +199,10 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             if profile.validates_receive_params:
                 kw["max_messages"] = data.draw(st.sampled_from([10] * 6 + [None, 1, 2, 0, 11]), label="max")
             if "RCV-OVERRIDE" in rule_ids:
-                kw["visibility_timeout"] = data.draw(st.sampled_from((None,) * 12 + TIMEOUTS), label="override")
+                kw["visibility_timeout"] = data.draw(st.sampled_from((None,) * 12 + timeouts), label="override")
             if profile.has_long_poll:
-                kw["wait_time_seconds"] = data.draw(st.sampled_from([1] * 6 + [5, 20, 0, None, 21]), label="wait")
+                waits = [1] * 6 + ([2, 3, 0, None, 21] if real else [5, 20, 0, None, 21])
+                kw["wait_time_seconds"] = data.draw(st.sampled_from(waits), label="wait")
             if fifo:
                 kw["attempt_id"] = data.draw(st.sampled_from([None, None, "a1", "a2"]), label="attempt id")
             self.do(ReceiveMessage(queue, **kw))
@@ -267,7 +278,7 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
         @rule(data=st.data())
         def change_stale(self, data):
             handle = data.draw(st.sampled_from(self.handles[:-1]), label="older handle")
-            self.do(ChangeMessageVisibility(MAIN, handle, data.draw(st.sampled_from(TIMEOUTS), label="timeout")))
+            self.do(ChangeMessageVisibility(MAIN, handle, data.draw(st.sampled_from(timeouts), label="timeout")))
 
         @rule(data=st.data())
         def delete(self, data):
@@ -309,13 +320,14 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
                 edge = data.draw(st.sampled_from(sorted(set(edges))[:6]), label="edge")
                 seconds = max(0.0, edge + data.draw(st.sampled_from(EDGE_OFFSETS), label="offset") - now)
             else:
-                seconds = data.draw(st.sampled_from(FIXED_ADVANCES), label="seconds")
+                seconds = data.draw(st.sampled_from(advances), label="seconds")
             self.session.advance(round(seconds, 6))
 
         @precondition(lambda self: self.sent > 0)
         @rule(data=st.data())
         def let_messages_wait(self, data):  # time spent in the queue before a first receive must not count
-            self.session.advance(data.draw(st.sampled_from([1.5, 100, 5000]), label="wait in queue"))
+            waits = [1.5] if real else [1.5, 100, 5000]
+            self.session.advance(data.draw(st.sampled_from(waits), label="wait in queue"))
 
         @precondition(lambda self: self.handles)
         @rule(data=st.data())
@@ -355,7 +367,7 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
         @rule(data=st.data())
         def lock_unreceived(self, data):  # sqs-2008: a change on a message never received locks it
             message_id = data.draw(st.sampled_from(sorted(self.model.messages)), label="message")
-            self.do(ChangeMessageVisibility(MAIN, message_id, data.draw(st.sampled_from(TIMEOUTS), label="lock")))
+            self.do(ChangeMessageVisibility(MAIN, message_id, data.draw(st.sampled_from(timeouts), label="lock")))
 
     VisibilityMachine.__name__ = f"VisibilityMachine_{run.profile.replace('-', '_')}"
     return VisibilityMachine

@@ -76,7 +76,7 @@ class Tallies:
 
 class Session:
     def __init__(self, target: Target, profile: str, *, run_id: str, case: int, trace: TraceWriter | None,
-                 tallies: Tallies | None = None) -> None:
+                 tallies: Tallies | None = None, max_wait: float = float("inf")) -> None:
         self.target = target
         self.profile = profile
         self.model = Model(profile, Timing.for_clock(target.clock.kind, target.tolerance))
@@ -89,12 +89,17 @@ class Session:
         self.final = False  # set by the machine on Hypothesis' last replay of a failing example
         self._advanced = 0.0
         self._origin = target.clock.now()
+        self.max_wait = max_wait if target.clock.kind == "real" else float("inf")
 
     @property
     def now(self) -> float:
         return self.target.clock.now() - self._origin
 
     def advance(self, seconds: float) -> None:
+        """Let time pass. Under a real clock a wait longer than `max_wait` is skipped: the next step simply
+        comes sooner, and the model judges it at the time it really happens."""
+        if seconds > self.max_wait:
+            return
         self.target.clock.advance(seconds)
         self._advanced += seconds
 

@@ -36,7 +36,8 @@ def received_for(seconds, fifo=False):
     return [
         (0.0, 0.1, CreateQueue("q", attributes), Ok()),
         (0.1, 0.2, send, SendOk("id-1")),
-        (0.2, 0.4, ReceiveMessage("q", visibility_timeout=seconds), ReceiveOk((ReceivedMessage("id-1", "m1", "h-1", None, None),))),
+        (0.2, 0.4, ReceiveMessage("q", visibility_timeout=seconds),
+         ReceiveOk((ReceivedMessage("id-1", "m1", "h-1", None, None),))),
     ]
 
 

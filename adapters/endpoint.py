@@ -1,0 +1,152 @@
+"""Any SQS-compatible endpoint on a real clock: an emulator at `--endpoint-url`, or real AWS without one.
+
+Safety: queue names carry a unique run prefix and every queue a tag, so the suite touches only what it created
+and `cleanup` finds leftovers; a request budget stops a run before it costs more than the user allowed; account
+ids and queue URLs are redacted from everything it reports; credentials come from boto3's own chain and are
+never read, printed or stored by the suite.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import boto3
+import botocore.exceptions
+from botocore.config import Config
+
+from adapters.base import RealClock, TargetError, redact
+from adapters.sqs_api import CLIENT_CONFIG, SqsApiTarget
+
+RUN_TAG = "sqs-conformance-run"
+QUEUE_PREFIX = "sqsconf-"
+# Public SQS pricing (us-east-1, beyond the free tier), dollars per million requests.
+PRICE_PER_MILLION = {"standard": 0.40, "fifo": 0.50}
+DEFAULT_TOLERANCE = {"aws": 1.0, "endpoint": 0.5}  # seconds; a choice, see the README
+
+
+class BudgetExhausted(TargetError):
+    """The run reached its --max-requests budget."""
+
+
+class EndpointTarget(SqsApiTarget):
+    profiles = frozenset({"sqs-standard", "sqs-fifo"})
+
+    def __init__(self, *, endpoint_url: str | None = None, region: str | None = None,
+                 aws_profile: str | None = None, max_requests: int | None = None, tolerance: float | None = None,
+                 version: str = "unknown", local_credentials: bool = False) -> None:
+        kind = "aws" if endpoint_url is None else "endpoint"
+        self.run_tag = uuid.uuid4().hex[:10]
+        self.requests = 0
+        self.max_requests = max_requests
+        self._enforce_budget = True
+        self._version = version
+        self.tolerance = DEFAULT_TOLERANCE[kind] if tolerance is None else tolerance
+        try:
+            session = boto3.Session(profile_name=aws_profile, region_name=region or "us-east-1")
+            if local_credentials or (endpoint_url is not None and session.get_credentials() is None):
+                # An emulator takes any key. Real credentials are left to boto3's chain, never handled here.
+                session = boto3.Session(region_name=session.region_name, aws_access_key_id="testing",
+                                        aws_secret_access_key="testing")
+            # A long poll lasts up to 20 s: the read timeout leaves room for it and no more.
+            config = CLIENT_CONFIG.merge(Config(connect_timeout=5, read_timeout=25))
+            client = session.client("sqs", endpoint_url=endpoint_url, config=config)
+        except (botocore.exceptions.BotoCoreError, ValueError) as error:
+            raise TargetError(f"cannot set up an SQS client: {redact(str(error))}") from None
+        clock = RealClock()
+        where = f"aws:{session.region_name}" if endpoint_url is None else f"endpoint:{_host(endpoint_url)}"
+        super().__init__(where, client, clock, prefix=f"{QUEUE_PREFIX}{self.run_tag}-",
+                         clock_origin_ms=lambda: clock.epoch_zero * 1000, tags={RUN_TAG: self.run_tag})
+        client.meta.events.register("before-send.sqs", self._count_request)
+        self._probe()
+
+    def version(self) -> str:
+        return self._version
+
+    def cost_estimate(self, fifo: bool) -> float:
+        return self.requests / 1e6 * PRICE_PER_MILLION["fifo" if fifo else "standard"]
+
+    def close(self) -> None:
+        self._enforce_budget = False  # deleting what the run created is never refused for budget
+        super().close()
+
+    def _count_request(self, **_: Any) -> None:
+        if self._enforce_budget and self.max_requests is not None and self.requests >= self.max_requests:
+            raise BudgetExhausted(f"the request budget of {self.max_requests} is spent (--max-requests)")
+        self.requests += 1
+
+    def _probe(self) -> None:
+        """One cheap request up front, so that a wrong endpoint or missing credentials fail in one line."""
+        try:
+            self.client.list_queues(QueueNamePrefix=self.prefix, MaxResults=1)
+        except botocore.exceptions.NoCredentialsError:
+            raise TargetError("no AWS credentials found (boto3 looks in the environment, ~/.aws and --aws-profile)"
+                              ) from None
+        except (botocore.exceptions.EndpointConnectionError, botocore.exceptions.ConnectTimeoutError,
+                botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectionClosedError) as error:
+            raise TargetError(f"cannot reach {self.name}: {redact(str(error))}") from None
+        except botocore.exceptions.ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "an error")
+            raise TargetError(f"{self.name} refused the first request with {code}") from None
+        except botocore.exceptions.BotoCoreError as error:
+            raise TargetError(f"{self.name}: {redact(str(error))}") from None
+
+
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        raise TargetError(f"not an endpoint URL: {url!r} (expected e.g. http://127.0.0.1:4566)")
+    return parts.netloc
+
+
+class MotoServerTarget(EndpointTarget):
+    """moto's server started by the suite on loopback, checked through the endpoint adapter, stopped at close."""
+
+    def __init__(self, *, max_requests: int | None = None, tolerance: float | None = None) -> None:
+        import moto
+
+        from adapters.servers import start_moto_server
+
+        self.server = start_moto_server()
+        try:
+            super().__init__(endpoint_url=self.server.url, max_requests=max_requests, tolerance=tolerance,
+                             version=moto.__version__, local_credentials=True)
+        except BaseException:
+            self.server.stop()
+            raise
+        self.name = "moto-server"
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.server.stop()
+
+
+def leftovers(target: EndpointTarget, older_than: float) -> list[tuple[str, str, float]]:
+    """Queues an earlier run left behind: named with the suite's prefix AND tagged by it, older than
+    `older_than` seconds. Returns (url, name, age in seconds); a queue lacking either mark is never listed."""
+    client = target.client
+    found = []
+    kwargs: dict[str, Any] = {"QueueNamePrefix": QUEUE_PREFIX, "MaxResults": 1000}
+    while True:
+        page = client.list_queues(**kwargs)
+        for url in page.get("QueueUrls", []):
+            name = url.rstrip("/").rsplit("/", 1)[-1]
+            if not name.startswith(QUEUE_PREFIX):
+                continue
+            try:
+                tags = client.list_queue_tags(QueueUrl=url).get("Tags", {})
+                created = client.get_queue_attributes(QueueUrl=url, AttributeNames=["CreatedTimestamp"])
+            except botocore.exceptions.ClientError:
+                continue  # deleted meanwhile, or not ours to read
+            if RUN_TAG not in tags or tags[RUN_TAG] == target.run_tag:
+                continue
+            age = target.clock.epoch_zero - float(created["Attributes"]["CreatedTimestamp"])
+            if age >= older_than:
+                found.append((url, name, age))
+        if not page.get("NextToken"):
+            return found
+        kwargs["NextToken"] = page["NextToken"]

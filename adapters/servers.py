@@ -1,0 +1,70 @@
+"""Servers the suite starts itself: bound to 127.0.0.1, waited for, and stopped by their process id."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from adapters.base import TargetError
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalServer:
+    """A child process serving on 127.0.0.1:port. `stop()` ends it by its pid, whatever happens."""
+
+    def __init__(self, name: str, command: list[str], port: int, *, env: dict[str, str] | None = None,
+                 log: Path | None = None, start_timeout: float = 30.0) -> None:
+        self.name = name
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self._log = open(log, "ab") if log is not None else subprocess.DEVNULL
+        self.process = subprocess.Popen(command, env={**os.environ, **(env or {})}, stdout=self._log,
+                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        start_new_session=True)  # its own group: stopping it stops its children
+        try:
+            self._wait_until_listening(start_timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_until_listening(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise TargetError(f"{self.name} exited at start (exit code {self.process.returncode})")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise TargetError(f"{self.name} did not listen on 127.0.0.1:{self.port} within {timeout:.0f} s")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, 15)
+                self.process.wait(timeout=10)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.process.pid, 9)
+                except ProcessLookupError:
+                    pass
+                self.process.wait(timeout=10)
+        if self._log is not subprocess.DEVNULL:
+            self._log.close()
+
+
+def start_moto_server(port: int | None = None) -> LocalServer:
+    """moto's server, as a separate process on loopback (a real clock: it cannot be time-travelled in-process)."""
+    port = port or free_port()
+    return LocalServer("moto server", [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                       port)

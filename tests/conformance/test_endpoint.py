@@ -1,0 +1,110 @@
+"""The endpoint adapter against moto's server on loopback: safety, budget, unknown answers, real-time runs."""
+
+import json
+import subprocess
+import sys
+
+import boto3
+import pytest
+
+from adapters.base import TargetError, redact
+from adapters.endpoint import QUEUE_PREFIX, RUN_TAG, BudgetExhausted, EndpointTarget, leftovers
+from adapters.servers import start_moto_server
+from model.values import CreateQueue, GetQueueAttributes, SendMessage, SendOk, Unknown
+
+
+@pytest.fixture(scope="module")
+def server():
+    server = start_moto_server()
+    yield server
+    server.stop()
+
+
+def endpoint(server, **kw):
+    return EndpointTarget(endpoint_url=server.url, local_credentials=True, **kw)
+
+
+def raw_client(server):
+    return boto3.client("sqs", endpoint_url=server.url, region_name="us-east-1", aws_access_key_id="testing",
+                        aws_secret_access_key="testing")
+
+
+def test_queues_carry_the_run_prefix_and_tag_and_are_deleted_at_close(server):
+    target = endpoint(server)
+    target.execute(CreateQueue("q", {}))
+    (url,) = [u for u in raw_client(server).list_queues(QueueNamePrefix=target.prefix).get("QueueUrls", [])]
+    assert url.rsplit("/", 1)[-1].startswith(QUEUE_PREFIX)
+    assert raw_client(server).list_queue_tags(QueueUrl=url)["Tags"] == {RUN_TAG: target.run_tag}
+    target.close()
+    assert raw_client(server).list_queues(QueueNamePrefix=target.prefix).get("QueueUrls", []) == []
+
+
+def test_cleanup_finds_only_queues_with_both_the_prefix_and_the_tag(server):
+    client = raw_client(server)
+    foreign = client.create_queue(QueueName="someone-elses-queue")["QueueUrl"]
+    untagged = client.create_queue(QueueName=f"{QUEUE_PREFIX}untagged-q")["QueueUrl"]
+    earlier = endpoint(server)
+    earlier.execute(CreateQueue("q", {}))
+    earlier._urls.clear()  # as if the earlier run had been killed before its teardown
+    now = endpoint(server)
+    try:
+        found = {name for _, name, _ in leftovers(now, older_than=0)}
+        assert found == {f"{earlier.prefix}0-q"}
+        assert leftovers(now, older_than=3600) == []  # too young
+    finally:
+        now.close()
+        for url in (foreign, untagged):
+            client.delete_queue(QueueUrl=url)
+
+
+def test_the_request_budget_stops_a_run_but_never_its_cleanup(server):
+    target = endpoint(server, max_requests=3)  # the probe is the first request
+    target.execute(CreateQueue("q", {}))
+    target.execute(SendMessage("q", "m1"))
+    with pytest.raises(BudgetExhausted, match="budget of 3"):
+        target.execute(GetQueueAttributes("q"))
+    target.close()
+    assert raw_client(server).list_queues(QueueNamePrefix=target.prefix).get("QueueUrls", []) == []
+
+
+def test_an_unreachable_endpoint_is_one_clear_error():
+    with pytest.raises(TargetError, match=r"cannot reach endpoint:127\.0\.0\.1:9"):
+        EndpointTarget(endpoint_url="http://127.0.0.1:9", local_credentials=True)
+
+
+def test_answers_that_never_come_are_unknown_and_then_the_endpoint_is_given_up():
+    server = start_moto_server()
+    target = EndpointTarget(endpoint_url=server.url, local_credentials=True)
+    target.execute(CreateQueue("q", {}))
+    assert isinstance(target.execute(SendMessage("q", "m1")), SendOk)
+    server.stop()
+    assert server.process.poll() is not None  # stopped by its pid
+    answers = [target.execute(SendMessage("q", "m2")) for _ in range(4)]
+    assert all(isinstance(a, Unknown) and "EndpointConnectionError" in a.reason for a in answers)
+    with pytest.raises(TargetError, match="stopped answering"):
+        target.execute(SendMessage("q", "m3"))
+
+
+def test_account_ids_and_queue_urls_are_redacted():
+    text = ("https://sqs.eu-west-1.amazonaws.com/123456789012/sqsconf-1-q does not exist; "
+            "arn:aws:sqs:eu-west-1:123456789012:dlq")
+    assert "123456789012" not in redact(text)
+    assert redact("Value 43201 for parameter VisibilityTimeout is invalid.") == \
+        "Value 43201 for parameter VisibilityTimeout is invalid."
+
+
+def test_a_real_time_run_against_moto_server_is_traced_with_windows_and_rechecks_the_same(tmp_path):
+    out = tmp_path / "runs"
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--target", "moto-server", "--examples", "3", "--steps", "8",
+         "--seed", "1", "--no-shrink", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode in (0, 1), done.stderr
+    assert "requests sent" in done.stdout
+    records = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
+    assert records and all(r["clock"] == "real" and r["tolerance"] == 0.5 for r in records)
+    assert any(r["complete"] > r["invoke"] for r in records)
+    assert not any("123456789012" in json.dumps(r) for r in records)
+    recorded = sum(r["verdict"] == "divergence" for r in records)
+    check = subprocess.run([sys.executable, "-m", "conformance", "check", str(out / "trace.jsonl")],
+                           capture_output=True, text=True, timeout=600)
+    assert check.returncode == (1 if recorded else 0), check.stdout + check.stderr
