@@ -8,6 +8,7 @@ never read, printed or stored by the suite.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from typing import Any
 
@@ -29,16 +30,36 @@ class BudgetExhausted(TargetError):
     """The run reached its --max-requests budget."""
 
 
+class RequestBudget:
+    """Requests sent, and the most allowed: one budget for all the jobs of a run."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self.spent = 0
+        self._lock = threading.Lock()
+
+    def spend(self) -> None:
+        with self._lock:
+            if self.limit is not None and self.spent >= self.limit:
+                raise BudgetExhausted(f"the request budget of {self.limit} is spent (--max-requests)")
+            self.spent += 1
+
+    def record(self) -> None:
+        """A request that is never refused (the cleanup of what the run created)."""
+        with self._lock:
+            self.spent += 1
+
+
 class EndpointTarget(SqsApiTarget):
     profiles = frozenset({"sqs-standard", "sqs-fifo"})
 
     def __init__(self, *, endpoint_url: str | None = None, region: str | None = None,
                  aws_profile: str | None = None, max_requests: int | None = None, tolerance: float | None = None,
-                 version: str = "unknown", local_credentials: bool = False) -> None:
+                 version: str = "unknown", local_credentials: bool = False, budget: RequestBudget | None = None
+                 ) -> None:
         kind = "aws" if endpoint_url is None else "endpoint"
         self.run_tag = uuid.uuid4().hex[:10]
-        self.requests = 0
-        self.max_requests = max_requests
+        self.budget = budget or RequestBudget(max_requests)
         self._enforce_budget = True
         self._version = version
         self.tolerance = DEFAULT_TOLERANCE[kind] if tolerance is None else tolerance
@@ -63,6 +84,10 @@ class EndpointTarget(SqsApiTarget):
     def version(self) -> str:
         return self._version
 
+    @property
+    def requests(self) -> int:
+        return self.budget.spent
+
     def cost_estimate(self, fifo: bool) -> float:
         return self.requests / 1e6 * PRICE_PER_MILLION["fifo" if fifo else "standard"]
 
@@ -71,9 +96,7 @@ class EndpointTarget(SqsApiTarget):
         super().close()
 
     def _count_request(self, **_: Any) -> None:
-        if self._enforce_budget and self.max_requests is not None and self.requests >= self.max_requests:
-            raise BudgetExhausted(f"the request budget of {self.max_requests} is spent (--max-requests)")
-        self.requests += 1
+        self.budget.spend() if self._enforce_budget else self.budget.record()
 
     def _probe(self) -> None:
         """One cheap request up front, so that a wrong endpoint or missing credentials fail in one line."""

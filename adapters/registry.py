@@ -61,3 +61,38 @@ def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOpti
                               max_requests=options.max_requests, tolerance=options.tolerance)
     known = ", ".join(SPECS)
     raise TargetError(f"unknown target {spec!r}; known targets: {known}")
+
+
+def make_targets(spec: str, profile: str, options: EndpointOptions = EndpointOptions(), jobs: int = 1
+                 ) -> list[Target]:
+    """`jobs` independent connections to one service, for concurrent jobs: one moto server serves them all,
+    and one request budget covers them all."""
+    kind = spec.split(":", 1)[0]
+    if jobs > 1 and kind == "moto":
+        raise TargetError("moto in-process runs one job (mock_aws is process-wide); "
+                          "use --target moto-server for --jobs")
+    first = make_target(spec, profile, options)
+    targets = [first]
+    try:
+        while len(targets) < jobs:
+            if kind in ("moto-server", "endpoint", "aws"):
+                from adapters.endpoint import EndpointTarget
+
+                targets.append(EndpointTarget(
+                    endpoint_url=first.server.url if kind == "moto-server" else options.endpoint_url,  # type: ignore
+                    region=options.region, aws_profile=options.aws_profile, tolerance=first.tolerance,
+                    version=first.version(), local_credentials=kind == "moto-server",
+                    budget=first.budget))  # type: ignore[attr-defined]
+                targets[-1].name = first.name  # one target in the trace, whichever job spoke to it
+            else:
+                targets.append(make_target(spec, profile, options))
+    except BaseException:
+        close_all(targets)
+        raise
+    return targets
+
+
+def close_all(targets: list[Target]) -> None:
+    """Close in reverse, so that the target owning a server stops it last."""
+    for target in reversed(targets):
+        target.close()

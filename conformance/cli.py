@@ -14,7 +14,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from adapters.base import TargetError
-from adapters.registry import SPECS, EndpointOptions, make_target
+from adapters.registry import SPECS, EndpointOptions, close_all, make_targets
 from model.profiles import PROFILES
 from model.rules import CATALOGUE, rules_for
 
@@ -53,11 +53,11 @@ def _options(kwargs: dict) -> EndpointOptions:
     return EndpointOptions(**{k: kwargs.pop(k) for k in list(kwargs) if k in EndpointOptions.__dataclass_fields__})
 
 
-def _open_target(target_spec: str, profile: str, options: EndpointOptions):
+def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs: int = 1) -> list:
     if target_spec.split(":", 1)[0] not in SPECS:
         raise OneLineError(f"unknown target {target_spec!r}; known targets: {', '.join(SPECS)}")
     try:
-        return make_target(target_spec, profile, options)
+        return make_targets(target_spec, profile, options, jobs)
     except TargetError as error:
         raise OneLineError(str(error)) from None
 
@@ -75,18 +75,24 @@ def _open_target(target_spec: str, profile: str, options: EndpointOptions):
 @click.option("--tolerate", multiple=True, metavar="RULE",
               help="a divergence already known: counted, not reported or shrunk (repeatable)")
 @click.option("--no-shrink", is_flag=True, help="report divergences as first found (faster, longer cases)")
+@click.option("--jobs", type=click.IntRange(1, 64), default=None,
+              help="concurrent jobs, each on its own queues, so that real-clock waits overlap "
+                   "[default: 4 on a real clock, else 1]")
 @endpoint_options
 def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | None, out_dir: Path,
-        tolerate: tuple[str, ...], no_shrink: bool, **endpoint) -> None:
+        tolerate: tuple[str, ...], no_shrink: bool, jobs: int | None, **endpoint) -> None:
     """Generate operation sequences, send them to TARGET and to the model, report every divergence."""
     from conformance import report, runner
 
     unknown_rules = sorted(set(tolerate) - {r.id for r in CATALOGUE})
     if unknown_rules:
         raise OneLineError(f"--tolerate: no such rule {', '.join(unknown_rules)} (see `sqs-conformance rules`)")
-    target = _open_target(target_spec, profile, _options(endpoint))
+    options = _options(endpoint)
+    real_clock = target_spec.split(":", 1)[0] in ("moto-server", "endpoint", "aws")
+    targets = _open_targets(target_spec, profile, options, jobs or (4 if real_clock else 1))
+    target = targets[0]
     if profile not in target.profiles:
-        target.close()
+        close_all(targets)
         raise OneLineError(f"target {target.name} cannot be checked against profile {profile} "
                            f"(it speaks {', '.join(sorted(target.profiles))})")
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
@@ -98,13 +104,13 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
                                               f"{len(shared.tolerated)} diverging rules")
 
         try:
-            result = runner.run(target, profile, examples=examples, seed=seed, out_dir=out_dir,
+            result = runner.run(targets, profile, examples=examples, seed=seed, out_dir=out_dir,
                                 steps_per_case=steps, database_dir=Path(".sqs-conformance") / "examples",
                                 on_progress=on_case, shrink=not no_shrink, tolerate=frozenset(tolerate))
         except TargetError as error:
             raise OneLineError(str(error)) from None
         finally:
-            target.close()
+            close_all(targets)
     _write_findings(result, out_dir, report)
     _print_result(result, out_dir, report)
     if hasattr(target, "requests"):  # a service that bills by the request
@@ -191,7 +197,7 @@ def cleanup(target_spec: str, older_than: float, delete: bool, **endpoint) -> No
     from adapters.base import redact
     from adapters.endpoint import leftovers
 
-    target = _open_target(target_spec, "sqs-standard", _options(endpoint))
+    (target,) = _open_targets(target_spec, "sqs-standard", _options(endpoint))
     try:
         found = leftovers(target, older_than)
         for url, name, age in found:

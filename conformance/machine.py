@@ -7,10 +7,11 @@ current, stale, expired, deleted or garbage, out-of-range values, batches valid 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 from hypothesis import reject, strategies as st
 from hypothesis.control import current_build_context
@@ -67,19 +68,26 @@ class Run:
     profile: str
     run_id: str
     trace: TraceWriter | None = None
-    tolerated: set[str] = field(default_factory=set)
+    tolerated: set[str] = field(default_factory=set)  # every rule found so far (concurrent jobs share it)
+    # What this round's cases tolerate: `tolerated` as the round began. A rule another job finds mid-round must
+    # not change how this round's failing cases replay.
+    known: frozenset[str] = frozenset()
     tallies: Tallies = field(default_factory=Tallies)
     cases: int = 0
     steps: int = 0
     on_case: Callable[["Run"], None] | None = None
     max_wait: float = REAL_MAX_WAIT
+    # The shortest case seen so far for each diverging rule: reported if Hypothesis' replay of a failing case
+    # goes otherwise (as it may under a real clock).
+    seen: dict[str, "DivergenceFound"] = field(default_factory=dict)
+    case_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))  # shared by concurrent jobs
 
     def new_session(self) -> Session:
         self.target.reset()
         self.cases += 1
         if self.on_case is not None:
             self.on_case(self)
-        return Session(self.target, self.profile, run_id=self.run_id, case=self.cases, trace=self.trace,
+        return Session(self.target, self.profile, run_id=self.run_id, case=next(self.case_ids), trace=self.trace,
                        tallies=self.tallies, max_wait=self.max_wait)
 
 
@@ -111,8 +119,8 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
                 return None  # type: ignore[return-value]
             run.steps += 1
             for divergence in step.verdict.divergences:
-                if divergence.rule not in run.tolerated:
-                    raise divergence_class(divergence.rule)(divergence, self.session)
+                if divergence.rule not in run.known:
+                    self.fail(divergence)
             if not step.verdict.consistent:
                 # A known rule diverged and the target accepted what the model rejected (or the reverse), or an
                 # answer never came for an operation the model cannot follow blind: the states may now differ,
@@ -120,16 +128,23 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
                 reject()
             for note in step.verdict.outcome.notes:
                 self.redeliveries[note.rule] += 1
-                if self.redeliveries[note.rule] >= REDELIVERIES_BEFORE_FLAGGING and note.rule not in run.tolerated:
+                if self.redeliveries[note.rule] >= REDELIVERIES_BEFORE_FLAGGING and note.rule not in run.known:
                     repeated = Divergence(note.rules, f"{note.expected} (a redelivery may happen rarely)",
                                           f"{note.observed}, redelivered early {self.redeliveries[note.rule]} "
                                           "times in one case", note.message_ids)
-                    raise divergence_class(note.rule)(repeated, self.session)
+                    self.fail(repeated)
             response = step.verdict.outcome.response
             if isinstance(response, ReceiveOk) and response.messages:
                 self.last_receive = [m.receipt_handle for m in response.messages if m.receipt_handle]
                 self.handles += self.last_receive
             return step
+
+        def fail(self, divergence: Divergence) -> None:
+            found = divergence_class(divergence.rule)(divergence, self.session)
+            earlier = run.seen.get(divergence.rule)
+            if earlier is None or len(found.steps) < len(earlier.steps):
+                run.seen[divergence.rule] = found
+            raise found
 
         @property
         def model(self):

@@ -9,13 +9,20 @@ earlier failures first.
 
 from __future__ import annotations
 
+import ast
+import itertools
+import sys
+import threading
 import uuid
+from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Sequence
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
-from hypothesis.errors import Flaky
+from hypothesis.errors import Flaky, UnsatisfiedAssumption
 from hypothesis.stateful import run_state_machine_as_test
 
 from adapters.base import Target
@@ -62,39 +69,120 @@ class RunResult:
                 if r.id not in self.tallies.rules and r.id not in NOT_GENERATED]
 
 
-def run(target: Target, profile: str, *, examples: int = 100, seed: int | None = None,
+def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100, seed: int | None = None,
         out_dir: Path | None = None, max_rounds: int = 12, steps_per_case: int = 30,
         database_dir: Path | None = None, on_progress=None, coverage_rounds: int = 4, shrink: bool = True,
         tolerate: frozenset[str] = frozenset()) -> RunResult:
     """Rounds until no new rule diverges; then, while a reachable rule is still unexercised, up to
     `coverage_rounds` more with fresh seeds (derived from `seed`, so a seeded run stays reproducible).
     Without `shrink`, each divergence is reported as first found (cheaper, longer cases). Rules in `tolerate`
-    are known divergences: counted in the tallies, never reported or shrunk."""
+    are known divergences: counted in the tallies, never reported or shrunk.
+
+    Several targets (independent connections to one service) run as concurrent jobs in threads, each with its
+    own queues and seeds, so that the waits of a real clock overlap. A rule found by one job is tolerated by the
+    others from then on, and the shortest case of each rule is kept."""
+    targets = [target] if isinstance(target, Target) else list(target)
     run_id = uuid.uuid4().hex[:12]
     trace = TraceWriter(out_dir / "trace.jsonl") if out_dir is not None else None
-    shared = Run(target, profile, run_id, trace, on_case=on_progress, tolerated=set(tolerate))
-    result = RunResult(run_id, target.name, target.version(), profile, tallies=shared.tallies)
+    tolerated = set(tolerate)  # shared by the jobs
+    case_ids = itertools.count(1)  # case numbers unique across the jobs of the run
+    jobs = [Run(t, profile, run_id, trace, tolerated=tolerated, case_ids=case_ids) for t in targets]
+    if on_progress is not None:
+        for job in jobs:
+            job.on_case = lambda _: on_progress(_Totals(jobs, tolerated))
     database = None if seed is not None or database_dir is None else DirectoryBasedExampleDatabase(database_dir)
-    extra = 0
+
+    def one_job(index: int) -> RunResult:
+        job_seed = None if seed is None else seed + 1000 * index
+        return _rounds(jobs[index], examples, job_seed, steps_per_case, database, max_rounds, coverage_rounds,
+                       shrink)
+
     try:
-        for round_index in range(max_rounds + coverage_rounds):
-            result.rounds += 1
-            round_seed = None if seed is None else seed + round_index
-            new = _one_round(shared, examples, round_seed, steps_per_case, database, result, shrink)
-            if new:
-                continue
-            if not result.never_exercised() or extra >= coverage_rounds:
-                break
-            extra += 1
+        if len(jobs) == 1:
+            results = [one_job(0)]
+        else:
+            with _one_ast_parse_at_a_time(), ThreadPoolExecutor(len(jobs), thread_name_prefix="job") as pool:
+                results = list(pool.map(one_job, range(len(jobs))))
     finally:
         if trace is not None:
             trace.close()
+    return _merged(run_id, targets[0], profile, results)
+
+
+@contextmanager
+def _one_ast_parse_at_a_time():
+    """CPython 3.11 fails 'AST constructor recursion depth mismatch' when threads parse at once (CPython
+    gh-106905, fixed in 3.12), and Hypothesis parses the machine's source to name it in each round."""
+    if sys.version_info >= (3, 12):
+        yield
+        return
+    original, lock = ast.parse, threading.Lock()
+
+    def parse(*args, **kwargs):
+        with lock:
+            return original(*args, **kwargs)
+
+    ast.parse = parse
+    try:
+        yield
+    finally:
+        ast.parse = original
+
+
+@dataclass
+class _Totals:
+    """What a progress display shows of all jobs."""
+
+    jobs: list[Run]
+    tolerated: set[str]
+
+    @property
+    def cases(self) -> int:
+        return sum(j.cases for j in self.jobs)
+
+    @property
+    def steps(self) -> int:
+        return sum(j.steps for j in self.jobs)
+
+
+def _rounds(shared: Run, examples: int, seed: int | None, steps_per_case: int, database, max_rounds: int,
+            coverage_rounds: int, shrink: bool) -> RunResult:
+    result = RunResult(shared.run_id, shared.target.name, shared.target.version(), shared.profile,
+                       tallies=shared.tallies)
+    extra = 0
+    for round_index in range(max_rounds + coverage_rounds):
+        result.rounds += 1
+        round_seed = None if seed is None else seed + round_index
+        new = _one_round(shared, examples, round_seed, steps_per_case, database, result, shrink)
+        if new:
+            continue
+        if not result.never_exercised() or extra >= coverage_rounds:
+            break
+        extra += 1
     result.cases, result.steps = shared.cases, shared.steps
     return result
 
 
+def _merged(run_id: str, target: Target, profile: str, results: list[RunResult]) -> RunResult:
+    if len(results) == 1:
+        return results[0]
+    merged = RunResult(run_id, target.name, target.version(), profile)
+    for r in results:
+        merged.tallies.merge(r.tallies)
+        merged.cases += r.cases
+        merged.steps += r.steps
+        merged.rounds = max(merged.rounds, r.rounds)
+        merged.errors += r.errors
+        for rule_id, finding in r.findings.items():
+            kept = merged.findings.get(rule_id)
+            if kept is None or len(finding.steps) < len(kept.steps):
+                merged.findings[rule_id] = finding
+    return merged
+
+
 def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int, database, result: RunResult,
                shrink: bool = True) -> list[str]:
+    shared.known = frozenset(shared.tolerated)
     machine = build_machine(shared)
     if seed is not None:
         machine._hypothesis_internal_use_seed = seed  # what hypothesis.seed() sets
@@ -109,13 +197,22 @@ def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int
         failures: list[BaseException] = [found]
     except BaseExceptionGroup as group:  # several rules diverged in one round
         failures = list(_leaves(group))
-    except Flaky as flaky:
-        result.errors.append(f"the target answered differently when a failing case was replayed: {flaky}")
-        return []
-    new = []
+    except (Flaky, UnsatisfiedAssumption) as replay_differed:
+        failures = [replay_differed]
+    found = [f for f in failures if isinstance(f, DivergenceFound)]
     for failure in failures:
-        if not isinstance(failure, DivergenceFound):
+        if isinstance(failure, DivergenceFound):
+            continue
+        if not isinstance(failure, (Flaky, UnsatisfiedAssumption)):
             raise failure
+        # Hypothesis replayed a failing case and the target answered otherwise. Under a real clock that is
+        # expected (no two runs have the same timing); under a virtual one the target is not deterministic.
+        if shared.target.clock.kind != "real":
+            result.errors.append(f"the target answered differently when a failing case was replayed: {failure}")
+        reported = {f.divergence.rule for f in found}
+        found += [seen for rule_id, seen in shared.seen.items() if rule_id not in reported]
+    new = []
+    for failure in found:
         rule_id = failure.divergence.rule
         if rule_id not in result.findings:
             result.findings[rule_id] = Finding(rule_id, failure.divergence, failure.steps, failure.tolerated)

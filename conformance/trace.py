@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from pathlib import Path
 from typing import IO, Any, Iterator
 
@@ -55,16 +56,20 @@ def decode(data: Any) -> Any:
 
 
 class TraceWriter:
-    """Appends step lines to a file, flushed line by line so an interrupted run loses nothing written."""
+    """Appends step lines to a file, flushed line by line so an interrupted run loses nothing written. Jobs
+    running in threads share one writer: a lock keeps each line whole."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, separators=(",", ":"), default=str) + "\n")
-        self._file.flush()
+        line = json.dumps(record, separators=(",", ":"), default=str) + "\n"
+        with self._lock:
+            self._file.write(line)
+            self._file.flush()
 
     def close(self) -> None:
         self._file.close()

@@ -41,3 +41,20 @@ def test_the_same_seed_gives_the_same_run():
     assert first.steps == second.steps and set(first.findings) == set(second.findings)
     for rule_id in first.findings:
         assert [s.op for s in first.findings[rule_id].steps] == [s.op for s in second.findings[rule_id].steps]
+
+
+def test_concurrent_jobs_share_findings_and_keep_their_cases_apart(tmp_path):
+    import json
+
+    result = run([TwoBugs("sqs-standard") for _ in range(3)], "sqs-standard", examples=30, seed=5, max_rounds=3,
+                 coverage_rounds=0, out_dir=tmp_path)
+    assert set(result.findings) == {"BATCH-EMPTY", "HANDLE-MALFORMED"}
+    records = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert len(records) == result.steps
+    steps_of_case: dict[int, list[int]] = {}
+    for r in records:
+        steps_of_case.setdefault(r["case"], []).append(r["step"])
+    # one case number per case across the jobs (a case rejected before its first step leaves no line)
+    assert len(steps_of_case) <= result.cases
+    assert all(steps == list(range(len(steps))) for steps in steps_of_case.values())
+    assert result.errors == []  # no job's replay was disturbed by another's findings

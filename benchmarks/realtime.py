@@ -1,0 +1,57 @@
+"""The rule catalogue against a real-clock endpoint: wall time and requests, one job against several.
+
+Starts moto's server on 127.0.0.1 (stopped by its pid at the end) and runs the suite against it through the
+endpoint adapter, as it would run against AWS: real sleeps, short timeouts. The same run is timed with one job
+and with `--jobs` concurrent jobs in the same session; the ratio is what overlapping the waits buys.
+
+    python benchmarks/realtime.py [--jobs 4] [--examples 20] [--profile sqs-standard]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from adapters.registry import close_all, make_targets  # noqa: E402
+from conformance.runner import NOT_GENERATED, run  # noqa: E402
+from model.rules import rules_for  # noqa: E402
+
+
+def timed(profile: str, jobs: int, examples: int, out: Path) -> tuple[float, int, int, int, int]:
+    targets = make_targets("moto-server", profile, jobs=jobs)
+    start = time.perf_counter()
+    try:
+        result = run(targets, profile, examples=examples, seed=1, out_dir=out, shrink=False)
+    finally:
+        seconds = time.perf_counter() - start
+        requests = targets[0].requests  # type: ignore[attr-defined]
+        close_all(targets)
+    reachable = [r.id for r in rules_for(profile) if r.id not in NOT_GENERATED]
+    exercised = sum(1 for rule_id in reachable if rule_id in result.tallies.rules)
+    return seconds, requests, exercised, len(reachable), len(result.findings)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--examples", type=int, default=20)
+    parser.add_argument("--profile", default="sqs-standard")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        figures = {}
+        for jobs in (1, args.jobs):
+            seconds, requests, exercised, reachable, diverging = timed(args.profile, jobs, args.examples,
+                                                                       Path(tmp) / str(jobs))
+            figures[jobs] = seconds
+            print(f"{jobs} job(s): {seconds:6.1f} s wall, {requests:,} requests, "
+                  f"{exercised}/{reachable} reachable rules exercised, {diverging} diverging")
+        print(f"wall time, 1 job / {args.jobs} jobs = {figures[1] / figures[args.jobs]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
