@@ -127,6 +127,8 @@ def _write_findings(result, out_dir: Path, report) -> None:
         (findings / f"{rule_id}.py").write_text(
             report.boto3_script(finding, result.profile, f"{result.target} {result.target_version}",
                                 f"{rule_id}.py"))
+        (findings / f"{rule_id}.json").write_text(
+            report.case_json(finding, result.profile, f"{result.target} {result.target_version}") + "\n")
     (out_dir / f"summary-{result.run_id}.json").write_text(report.summary_json(result) + "\n")
 
 
@@ -182,6 +184,41 @@ def check(traces: tuple[Path, ...]) -> None:
     console.print(f"{len(cases)} cases, {steps} steps re-checked: "
                   + (f"{len(diverging)} cases diverge" if diverging else "no divergence"))
     sys.exit(1 if diverging else 0)
+
+
+@main.command()
+@click.option("--target", "target_spec", required=True, help=" | ".join(SPECS))
+@click.option("--max-waiting", type=click.FloatRange(0, None), default=120.0, show_default=True,
+              help="on a real clock, replay only cases that wait at most this many seconds in all")
+@endpoint_options
+@click.argument("cases", nargs=-1, required=True, type=click.Path(path_type=Path))
+def confirm(target_spec: str, max_waiting: float, cases: tuple[Path, ...], **endpoint) -> None:
+    """Replay minimal CASES (findings/RUN/RULE.json files, or their directories) against TARGET; exit 1 if
+    any reproduces there."""
+    from conformance.confirm import CaseError, case_files, confirm as replay, load_case
+
+    try:
+        loaded = [load_case(path) for path in case_files(list(cases))]
+    except CaseError as error:
+        raise OneLineError(str(error)) from None
+    (target,) = _open_targets(target_spec, loaded[0].profile, _options(endpoint))
+    table = Table(title=f"minimal cases replayed on {target.name} ({target.version()})")
+    for column in ("rule", "profile", "found on", "steps", "reproduces", "detail"):
+        table.add_column(column)
+    reproduced = 0
+    try:
+        for case in loaded:
+            outcome = replay(target, case, max_waiting)
+            reproduced += outcome.reproduced is True
+            mark = {True: "[red]yes[/red]", False: "[green]no[/green]", None: "[yellow]not replayed[/yellow]"}
+            table.add_row(case.rule, case.profile, case.found_on, str(len(case.steps)), mark[outcome.reproduced],
+                          outcome.detail)
+    except TargetError as error:
+        raise OneLineError(str(error)) from None
+    finally:
+        target.close()
+    console.print(table)
+    sys.exit(1 if reproduced else 0)
 
 
 @main.command()

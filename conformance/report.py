@@ -7,6 +7,7 @@ from typing import Any
 
 from conformance.runner import Finding
 from conformance.session import Step
+from conformance.trace import encode
 from model import rule
 from model.values import (
     ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage, DeleteMessageBatch, Error,
@@ -238,3 +239,11 @@ def summary_json(result) -> str:
         "rules": {rid: vars(t) for rid, t in sorted(result.tallies.rules.items())},
         "never_exercised": result.never_exercised(),
     }, indent=2)
+
+
+def case_json(finding: Finding, profile: str, target: str) -> str:
+    """A minimal case as data, in model space: what `confirm` replays against another target."""
+    return json.dumps({
+        "rule": finding.rule, "profile": profile, "found_on": target,
+        "steps": [{"advance": s.advanced, "operation": encode(s.op)} for s in finding.steps],
+    }, indent=1)

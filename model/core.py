@@ -59,8 +59,9 @@ class Model:
         return concrete(outcome.response), outcome
 
     def observe(self, op: Operation, now: float, observed: Response, completed_at: float | None = None) -> Verdict:
-        """Judge a target's answer. `completed_at` is when the target answered, if later than `now` (a long
-        poll): a receive is then judged as of that moment."""
+        """Judge a target's answer. `completed_at` is when the target answered, if later than `now`. Under exact
+        timing that matters to a long poll only (judged as of the answer); under windowed timing the operation took
+        effect somewhere in [now, completed_at]. An `Unknown` answer keeps both possibilities."""
         expectation = self.expect(op, now, completed_at)
         if isinstance(observed, Unknown):
             verdict = _unknown_verdict(self, expectation, observed)

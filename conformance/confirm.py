@@ -1,0 +1,86 @@
+"""Find on the cheap, confirm on the expensive: replay minimal cases found on one target against another."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from adapters.base import Target
+from conformance.session import Session
+from conformance.trace import decode
+from model.profiles import PROFILES
+
+
+class CaseError(ValueError):
+    """A case file that cannot be read; the message names the file."""
+
+
+@dataclass
+class Case:
+    path: Path
+    rule: str
+    profile: str
+    found_on: str
+    steps: list[tuple[float, object]]  # (seconds to advance first, operation in model space)
+
+    @property
+    def waiting(self) -> float:
+        return sum(advance for advance, _ in self.steps)
+
+
+@dataclass
+class Confirmation:
+    case: Case
+    reproduced: bool | None  # None: not replayed
+    detail: str
+
+
+def load_case(path: Path) -> Case:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        steps = [(float(s["advance"]), decode(s["operation"])) for s in data["steps"]]
+        case = Case(path, data["rule"], data["profile"], data.get("found_on", "?"), steps)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise CaseError(f"{path}: not a minimal case file ({error})") from None
+    if case.profile not in PROFILES:
+        raise CaseError(f"{path}: unknown profile {case.profile!r}")
+    return case
+
+
+def case_files(paths: list[Path]) -> list[Path]:
+    """Case files named directly, or every one under a findings directory."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(path.rglob("*.json"))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise CaseError(f"no case file or findings directory at {path}")
+    if not found:
+        raise CaseError(f"no case files under {', '.join(map(str, paths))}")
+    return found
+
+
+def confirm(target: Target, case: Case, max_waiting: float) -> Confirmation:
+    """Replay one case step for step. It reproduces if the target breaks the same rule again."""
+    if target.clock.kind == "real" and case.waiting > max_waiting:
+        return Confirmation(case, None, f"needs {case.waiting:,.0f} s of waiting on a real clock "
+                                        f"(more than {max_waiting:,.0f} s): not replayed")
+    if case.profile not in target.profiles:
+        return Confirmation(case, None, f"{target.name} does not speak {case.profile}")
+    target.reset()
+    session = Session(target, case.profile, run_id="confirm", case=1, trace=None)
+    for index, (advance, op) in enumerate(case.steps):
+        if advance:
+            session.advance(advance)
+        step = session.execute(op)
+        verdict = step.verdict
+        broken = {r for d in verdict.divergences + verdict.outcome.notes for r in d.rules}
+        if case.rule in broken:
+            return Confirmation(case, True, f"diverges at step {index + 1} of {len(case.steps)}")
+        if not verdict.consistent:
+            return Confirmation(case, False, f"went another way at step {index + 1}: "
+                                             + "; ".join(d.rule for d in verdict.divergences))
+    return Confirmation(case, False, "conforms on this target")

@@ -1,0 +1,48 @@
+"""`confirm`: minimal cases found on one target, replayed on another."""
+
+import subprocess
+import sys
+
+import pytest
+
+from adapters.model_target import ModelTarget
+from conformance.confirm import CaseError, confirm, load_case
+from conformance.report import case_json
+from conformance.runner import run
+from tests.conformance.planted import TwoBugs, WrongMalformedHandleCode
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    """The two minimal cases of a target with two bugs, written as `run` writes them."""
+    folder = tmp_path_factory.mktemp("findings")
+    result = run(TwoBugs("sqs-standard"), "sqs-standard", examples=50, seed=5, max_rounds=3, coverage_rounds=0)
+    assert set(result.findings) == {"BATCH-EMPTY", "HANDLE-MALFORMED"}
+    for rule_id, finding in result.findings.items():
+        (folder / f"{rule_id}.json").write_text(case_json(finding, "sqs-standard", "planted"))
+    return folder
+
+
+def test_a_case_reproduces_on_a_target_with_the_same_bug_and_not_on_one_without(cases):
+    malformed = load_case(cases / "HANDLE-MALFORMED.json")
+    assert confirm(WrongMalformedHandleCode("sqs-standard"), malformed, 120).reproduced is True
+    assert confirm(ModelTarget("sqs-standard"), malformed, 120).reproduced is False
+    empty = load_case(cases / "BATCH-EMPTY.json")
+    assert confirm(WrongMalformedHandleCode("sqs-standard"), empty, 120).reproduced is False
+
+
+def test_a_malformed_case_file_is_one_clear_error(tmp_path):
+    bad = tmp_path / "RULE.json"
+    bad.write_text("{not json")
+    with pytest.raises(CaseError, match="not a minimal case file"):
+        load_case(bad)
+
+
+def test_the_command_replays_a_findings_directory(cases):
+    done = subprocess.run([sys.executable, "-m", "conformance", "confirm", "--target", "model", str(cases)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr  # the model reproduces neither
+    assert "BATCH-EMPTY" in done.stdout and "HANDLE-MALFORMED" in done.stdout
+    missing = subprocess.run([sys.executable, "-m", "conformance", "confirm", "--target", "model", "/nonexistent"],
+                             capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
