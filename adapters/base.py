@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 from abc import ABC, abstractmethod
-from typing import Protocol
+from typing import Callable, Protocol
 
 from model.values import Error, Operation, Response
 
@@ -19,9 +19,10 @@ class Unsupported(TargetError):
 
 
 class Clock(Protocol):
-    """Seconds since the target was opened. A virtual clock advances instantly; a real one sleeps."""
+    """Seconds since the target was opened. A virtual clock advances instantly; a real one sleeps; a shifted
+    one runs in real time but advances instantly, by moving the target's own clock (libfaketime)."""
 
-    kind: str  # "virtual" or "real"
+    kind: str  # "virtual", "real" or "shifted"
 
     def now(self) -> float: ...
 
@@ -62,6 +63,27 @@ class RealClock:
         if seconds < 0:
             raise ValueError("time does not run backwards")
         time.sleep(seconds)
+
+
+class ShiftedClock(RealClock):
+    """Real time plus an offset that `advance` moves at once; `shift` tells the target's clock the new offset.
+    Requests still take real time, so operations are judged in windows as under a real clock."""
+
+    kind = "shifted"
+
+    def __init__(self, shift: Callable[[float], None]) -> None:
+        super().__init__()
+        self.offset = 0.0
+        self._shift = shift
+
+    def now(self) -> float:
+        return super().now() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("time does not run backwards")
+        self.offset += seconds
+        self._shift(self.offset)
 
 
 class Target(ABC):

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
 import boto3
 import botocore.exceptions
 from botocore.config import Config
 
-from adapters.base import RealClock, TargetError, redact
+from adapters.base import RealClock, ShiftedClock, TargetError, redact
 from adapters.sqs_api import CLIENT_CONFIG, SqsApiTarget
 
 RUN_TAG = "sqs-conformance-run"
@@ -55,8 +56,8 @@ class EndpointTarget(SqsApiTarget):
 
     def __init__(self, *, endpoint_url: str | None = None, region: str | None = None,
                  aws_profile: str | None = None, max_requests: int | None = None, tolerance: float | None = None,
-                 version: str = "unknown", local_credentials: bool = False, budget: RequestBudget | None = None
-                 ) -> None:
+                 version: str = "unknown", local_credentials: bool = False, budget: RequestBudget | None = None,
+                 clock: RealClock | None = None) -> None:
         kind = "aws" if endpoint_url is None else "endpoint"
         self.run_tag = uuid.uuid4().hex[:10]
         self.budget = budget or RequestBudget(max_requests)
@@ -74,7 +75,7 @@ class EndpointTarget(SqsApiTarget):
             client = session.client("sqs", endpoint_url=endpoint_url, config=config)
         except (botocore.exceptions.BotoCoreError, ValueError) as error:
             raise TargetError(f"cannot set up an SQS client: {redact(str(error))}") from None
-        clock = RealClock()
+        clock = clock or RealClock()
         where = f"aws:{session.region_name}" if endpoint_url is None else f"endpoint:{_host(endpoint_url)}"
         super().__init__(where, client, clock, prefix=f"{QUEUE_PREFIX}{self.run_tag}-",
                          clock_origin_ms=lambda: clock.epoch_zero * 1000, tags={RUN_TAG: self.run_tag})
@@ -125,27 +126,42 @@ def _host(url: str) -> str:
 
 
 class MotoServerTarget(EndpointTarget):
-    """moto's server started by the suite on loopback, checked through the endpoint adapter, stopped at close."""
+    """moto's server started by the suite on loopback, checked through the endpoint adapter, stopped at close.
+    With `time_travel` it runs under libfaketime: advancing its clock is instant, so the 12-hour ceiling and long
+    timeouts are checked in seconds, while requests are still judged in their real-time windows."""
 
-    def __init__(self, *, max_requests: int | None = None, tolerance: float | None = None) -> None:
+    def __init__(self, *, max_requests: int | None = None, tolerance: float | None = None,
+                 time_travel: bool = False) -> None:
         import moto
 
-        from adapters.servers import start_moto_server
+        from adapters.servers import FakeTime, start_moto_server
 
-        self.server = start_moto_server()
+        self.faketime = FakeTime(Path(".sqs-conformance") / "faketime") if time_travel else None
+        try:
+            self.server = start_moto_server(faketime=self.faketime)
+        except BaseException:
+            self._remove_faketime()
+            raise
+        clock = ShiftedClock(self.faketime.shift) if self.faketime is not None else None
         try:
             super().__init__(endpoint_url=self.server.url, max_requests=max_requests, tolerance=tolerance,
-                             version=moto.__version__, local_credentials=True)
+                             version=moto.__version__, local_credentials=True, clock=clock)
         except BaseException:
             self.server.stop()
+            self._remove_faketime()
             raise
-        self.name = "moto-server"
+        self.name = "moto-server" + (":faketime" if time_travel else "")
+
+    def _remove_faketime(self) -> None:
+        if self.faketime is not None:
+            self.faketime.remove()
 
     def close(self) -> None:
         try:
             super().close()
         finally:
             self.server.stop()
+            self._remove_faketime()
 
 
 def leftovers(target: EndpointTarget, older_than: float) -> list[tuple[str, str, float]]:

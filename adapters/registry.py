@@ -10,6 +10,7 @@ SPECS = {
     "model": "the reference model itself (always conforms; tests the engine)",
     "moto": "moto in-process (mock_aws) on a virtual clock",
     "moto-server": "moto's server, started on 127.0.0.1 by the suite, on a real clock",
+    "moto-server:faketime": "the same under libfaketime: its clock is moved, not waited for",
     "endpoint": "any SQS-compatible endpoint at --endpoint-url, on a real clock",
     "aws": "real AWS (needs --allow-real-aws): the normal boto3 credential chain, or --aws-profile",
 }
@@ -40,7 +41,10 @@ def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOpti
     if kind == "moto-server":
         from adapters.endpoint import MotoServerTarget
 
-        return MotoServerTarget(max_requests=options.max_requests, tolerance=options.tolerance)
+        if spec not in ("moto-server", "moto-server:faketime"):
+            raise TargetError(f"unknown target {spec!r}: moto-server or moto-server:faketime")
+        return MotoServerTarget(max_requests=options.max_requests, tolerance=options.tolerance,
+                                time_travel=spec.endswith(":faketime"))
     if kind == "endpoint":
         from adapters.endpoint import EndpointTarget
 
@@ -66,7 +70,8 @@ def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOpti
 def make_targets(spec: str, profile: str, options: EndpointOptions = EndpointOptions(), jobs: int = 1
                  ) -> list[Target]:
     """`jobs` independent connections to one service, for concurrent jobs: one moto server serves them all,
-    and one request budget covers them all."""
+    and one request budget covers them all. Under libfaketime each job needs a server of its own, since moving
+    one server's clock would move it for every job."""
     kind = spec.split(":", 1)[0]
     if jobs > 1 and kind == "moto":
         raise TargetError("moto in-process runs one job (mock_aws is process-wide); "
@@ -75,7 +80,7 @@ def make_targets(spec: str, profile: str, options: EndpointOptions = EndpointOpt
     targets = [first]
     try:
         while len(targets) < jobs:
-            if kind in ("moto-server", "endpoint", "aws"):
+            if kind in ("moto-server", "endpoint", "aws") and spec != "moto-server:faketime":
                 from adapters.endpoint import EndpointTarget
 
                 targets.append(EndpointTarget(

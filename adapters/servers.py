@@ -63,8 +63,37 @@ class LocalServer:
             self._log.close()
 
 
-def start_moto_server(port: int | None = None) -> LocalServer:
-    """moto's server, as a separate process on loopback (a real clock: it cannot be time-travelled in-process)."""
+FAKETIME_PLACES = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+                   "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
+                   "/usr/local/lib/faketime/libfaketime.so.1")
+
+
+def faketime_library() -> str:
+    for place in FAKETIME_PLACES:
+        if Path(place).is_file():
+            return place
+    raise TargetError("libfaketime is not installed (Debian: apt-get install libfaketime)")
+
+
+class FakeTime:
+    """The clock of a server started under libfaketime: the offset it reads, from a file, on every call."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.file = folder / f"faketime-{os.getpid()}-{free_port()}"
+        self.shift(0.0)
+        self.env = {"LD_PRELOAD": faketime_library(), "FAKETIME_TIMESTAMP_FILE": str(self.file),
+                    "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+
+    def shift(self, offset: float) -> None:
+        self.file.write_text(f"+{offset:.6f}\n")
+
+    def remove(self) -> None:
+        self.file.unlink(missing_ok=True)
+
+
+def start_moto_server(port: int | None = None, faketime: FakeTime | None = None) -> LocalServer:
+    """moto's server, as a separate process on loopback: on a real clock, or under libfaketime."""
     port = port or free_port()
     return LocalServer("moto server", [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                       port)
+                       port, env=faketime.env if faketime is not None else None)

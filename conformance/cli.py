@@ -54,7 +54,7 @@ def _options(kwargs: dict) -> EndpointOptions:
 
 
 def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs: int = 1) -> list:
-    if target_spec.split(":", 1)[0] not in SPECS:
+    if target_spec not in SPECS:
         raise OneLineError(f"unknown target {target_spec!r}; known targets: {', '.join(SPECS)}")
     try:
         return make_targets(target_spec, profile, options, jobs)
@@ -88,8 +88,8 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     if unknown_rules:
         raise OneLineError(f"--tolerate: no such rule {', '.join(unknown_rules)} (see `sqs-conformance rules`)")
     options = _options(endpoint)
-    real_clock = target_spec.split(":", 1)[0] in ("moto-server", "endpoint", "aws")
-    targets = _open_targets(target_spec, profile, options, jobs or (4 if real_clock else 1))
+    waits_are_slept = target_spec in ("moto-server", "endpoint", "aws")
+    targets = _open_targets(target_spec, profile, options, jobs or (4 if waits_are_slept else 1))
     target = targets[0]
     if profile not in target.profiles:
         close_all(targets)

@@ -167,7 +167,10 @@ class Enumerated:
         )
         same_kind = [o for o in self.outcomes if isinstance(o.response, ErrorSpec) == isinstance(observed, Error)]
         adopted = _merge(same_kind) if same_kind else Outcome(observed, self.rules)
-        return Verdict(adopted, (divergence,), consistent=bool(same_kind))
+        # A send answered with another message than expected (deduplicated or not) leaves the model unable to
+        # tell which message later answers are about: as inconsistent as an answer of the wrong kind.
+        other_message = isinstance(observed, SendOk)
+        return Verdict(adopted, (divergence,), consistent=bool(same_kind) and not other_message)
 
 
 _HANDLE_REJECTIONS = {"ReceiptHandleIsInvalid", "MessageNotExist"}

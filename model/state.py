@@ -31,8 +31,8 @@ class Timing:
 
     @staticmethod
     def for_clock(kind: str, tolerance: float = 0.0) -> "Timing":
-        """A virtual clock is exact; a real one gives windows, judged with the tolerance."""
-        return Timing(windowed=True, tolerance=tolerance) if kind == "real" else EXACT
+        """A virtual clock is exact; a real one (or a shifted real one) gives windows, judged with the tolerance."""
+        return EXACT if kind == "virtual" else Timing(windowed=True, tolerance=tolerance)
 
 
 EXACT = Timing()

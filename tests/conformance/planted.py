@@ -46,3 +46,4 @@ class EmptyBatchAccepted(ModelTarget):
 
 class TwoBugs(EmptyBatchAccepted, WrongMalformedHandleCode):
     """Two of the above at once: a run must report both, not just the first it meets."""
+

@@ -3,14 +3,18 @@
 import json
 import subprocess
 import sys
+import time
 
 import boto3
 import pytest
 
 from adapters.base import TargetError, redact
-from adapters.endpoint import QUEUE_PREFIX, RUN_TAG, BudgetExhausted, EndpointTarget, leftovers
+from adapters.endpoint import QUEUE_PREFIX, RUN_TAG, BudgetExhausted, EndpointTarget, MotoServerTarget, leftovers
 from adapters.servers import start_moto_server
-from model.values import CreateQueue, GetQueueAttributes, SendMessage, SendOk, Unknown
+from model.values import (
+    ChangeMessageVisibility, ChangeOk, CreateQueue, Error, GetQueueAttributes, ReceiveMessage, SendMessage, SendOk,
+    Unknown,
+)
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +112,23 @@ def test_a_real_time_run_against_moto_server_is_traced_with_windows_and_rechecks
     check = subprocess.run([sys.executable, "-m", "conformance", "check", str(out / "trace.jsonl")],
                            capture_output=True, text=True, timeout=600)
     assert check.returncode == (1 if recorded else 0), check.stdout + check.stderr
+
+
+def test_under_libfaketime_the_server_clock_is_moved_not_waited_for():
+    target = MotoServerTarget(time_travel=True)
+    try:
+        assert target.clock.kind == "shifted"
+        target.execute(CreateQueue("q", {}))
+        target.execute(SendMessage("q", "m1"))
+        (first,) = target.execute(ReceiveMessage("q", visibility_timeout=3600)).messages
+        started = time.monotonic()
+        target.clock.advance(3601)
+        (again,) = target.execute(ReceiveMessage("q", visibility_timeout=60)).messages
+        assert again.message_id == first.message_id and time.monotonic() - started < 10
+        target.clock.advance(7200)  # 7200 s after that receive, 36000 s remain under its 12-hour ceiling
+        assert target.execute(ChangeMessageVisibility("q", again.receipt_handle, 600)) == ChangeOk()
+        refused = target.execute(ChangeMessageVisibility("q", again.receipt_handle, 36000 + 5))
+        assert isinstance(refused, Error) and refused.code == "InvalidParameterValue"
+    finally:
+        target.close()
+    assert target.server.process.poll() is not None and not target.faketime.file.exists()

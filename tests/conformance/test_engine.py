@@ -58,3 +58,4 @@ def test_concurrent_jobs_share_findings_and_keep_their_cases_apart(tmp_path):
     assert len(steps_of_case) <= result.cases
     assert all(steps == list(range(len(steps))) for steps in steps_of_case.values())
     assert result.errors == []  # no job's replay was disturbed by another's findings
+

@@ -9,6 +9,7 @@ import pytest
 from model.values import (
     BatchOk, ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, DeleteEntry,
     DeleteMessage, DeleteMessageBatch, Error, Ok, PurgeQueue, ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage,
+    SendOk,
 )
 from tests.model.scenario import Scenario, error_code
 
@@ -571,6 +572,16 @@ def test_fifo_dedup_and_send_parameters():
     assert q.do(SendMessage("q", "x", group_id="g"), 301) != first
     assert error_code(q.do(SendMessage("q", "x"), 0)) == "MissingParameter"
     assert error_code(q.do(SendMessage("q", "x", group_id="g", delay_seconds=5), 0)) == "InvalidParameterValue"
+
+
+def test_a_send_answered_with_another_message_than_the_deduplicated_one_leaves_the_model_unsure():
+    # The target enqueued a duplicate: later answers about "that" message are about another one, so the model
+    # cannot follow; an engine abandons the case there instead of reporting the consequences.
+    q = Scenario("sqs-fifo")
+    q.do(SendMessage("q", "x", group_id="g"), 0)
+    verdict = q.check(SendMessage("q", "x", group_id="g"), 10, SendOk(None))
+    assert flagged(verdict) == ["FIFO-DEDUP"] and not verdict.consistent
+    assert q.check(SendMessage("q", "y", group_id="g"), 11, SendOk(None)).consistent  # a fresh one is fine
 
 
 # --- purge -------------------------------------------------------------------------------------------------------------
