@@ -381,12 +381,24 @@ class ReceiveExpectation:
             if surely and len(surely) == len(states):
                 why = tuple(r for s in states for r in s.why if r != "RCV-HIDE")
                 reappeared = any(s.hidden is not Hidden.NONE for s in states)
-                rules = _dedupe(why + (("RCV-REAPPEAR",) if reappeared else ()) + ("RCV-LONG-POLL",))
+                rules = _dedupe(self._held_by_later(candidate) + why + (("RCV-REAPPEAR",) if reappeared else ())
+                                + ("RCV-LONG-POLL",))
                 applicable = self.model.profile.rule_ids
                 return [Divergence(tuple(r for r in rules if r in applicable),
                                    f"{candidate.message.id} returned (visible since {states[0].visible_at:.3f})",
                                    "empty long poll", (candidate.message.id,))]
         return []
+
+    def _held_by_later(self, candidate: _Candidate) -> tuple[str, ...]:
+        """FIFO: a visible message missed while a later message of its group is in flight was most likely held
+        back by that one, which only the visible-prefix rule forbids: that rule comes first."""
+        if not self.queue.fifo:
+            return ()
+        message = candidate.message
+        for other in self.candidates.values():
+            if other.message.group_id == message.group_id and other.message.seq > message.seq and other.hidden:
+                return ("FIFO-VISIBLE-PREFIX",)
+        return ()
 
     def _check_replay(self, observed: ReceiveOk) -> Verdict:
         expected = [(m.message_id, m.receipt_handle) for m in self.replay.messages]  # type: ignore[union-attr]

@@ -526,6 +526,18 @@ def test_fifo_visible_prefix_and_order_after_timeout():
     assert flagged(verdict)[0] == "FIFO-VISIBLE-PREFIX"
 
 
+def test_fifo_a_long_poll_holding_back_the_visible_prefix_breaks_the_prefix_rule_first():
+    # moto locks the whole group while b is in flight: the rule at stake is the visible prefix, not a's deadline
+    q = Scenario("sqs-fifo")
+    q.send("a")
+    q.send("b")
+    got = q.receive(at=0, max_messages=2)
+    q.change(got[1].receipt_handle, 600, at=1)
+    verdict = q.check(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 31, EMPTY)
+    assert flagged(verdict) == ["FIFO-VISIBLE-PREFIX"]
+    assert q.check(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 31, EMPTY).divergences
+
+
 def test_fifo_order_after_a_timeout():
     q = Scenario("sqs-fifo")
     a, b = q.send("a"), q.send("b")
