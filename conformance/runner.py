@@ -79,7 +79,7 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     are known divergences: counted in the tallies, never reported or shrunk.
 
     Several targets (independent connections to one service) run as concurrent jobs in threads, each with its
-    own queues and seeds, so that the waits of a real clock overlap. A rule found by one job is tolerated by the
+    own queues and seeds and its share of each round's `examples`, so that the waits of a real clock overlap. A rule found by one job is tolerated by the
     others from then on, and the shortest case of each rule is kept."""
     targets = [target] if isinstance(target, Target) else list(target)
     run_id = uuid.uuid4().hex[:12]
@@ -92,9 +92,11 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
             job.on_case = lambda _: on_progress(_Totals(jobs, tolerated))
     database = None if seed is not None or database_dir is None else DirectoryBasedExampleDatabase(database_dir)
 
+    share = -(-examples // len(jobs))  # the round's cases are split between the jobs
+
     def one_job(index: int) -> RunResult:
         job_seed = None if seed is None else seed + 1000 * index
-        return _rounds(jobs[index], examples, job_seed, steps_per_case, database, max_rounds, coverage_rounds,
+        return _rounds(jobs[index], share, job_seed, steps_per_case, database, max_rounds, coverage_rounds,
                        shrink)
 
     try:
