@@ -30,6 +30,15 @@ def test_run_against_the_model_conforms_and_writes_its_files(tmp_path):
     (["run"], "--target"),
     (["check", "/no/such/trace.jsonl"], "no trace file"),
     (["frobnicate"], "No such command"),
+    (["run", "--target", "aws"], "add --allow-real-aws"),
+    (["run", "--target", "endpoint"], "needs --endpoint-url"),
+    (["run", "--target", "endpoint", "--endpoint-url", "http://127.0.0.1:9"], "cannot reach"),
+    (["run", "--target", "endpoint", "--endpoint-url", "nope"], "Invalid endpoint"),
+    (["run", "--target", "moto", "--jobs", "2"], "moto in-process runs one job"),
+    (["run", "--target", "model", "--tolerate", "NO-SUCH-RULE"], "no such rule NO-SUCH-RULE"),
+    (["run", "--target", "model", "--tolerance", "-1"], "--tolerance"),
+    (["cleanup", "--target", "moto"], "--target"),
+    (["confirm", "--target", "model", "/no/such/case.json"], "no case file"),
 ])
 def test_bad_input_gets_one_line_and_exit_2(args, message):
     done = cli(*args)
