@@ -32,6 +32,8 @@ from conformance.trace import TraceWriter
 from model import Divergence
 from model.rules import rules_for
 
+MIN_CASES_PER_JOB = 10
+
 # Rules no generated sequence can reach, and why (a rule missing here and never exercised is a generator bug).
 NOT_GENERATED = {
     "INFLIGHT-QUOTA": "needs about 120,000 messages in flight",
@@ -92,7 +94,9 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
             job.on_case = lambda _: on_progress(_Totals(jobs, tolerated))
     database = None if seed is not None or database_dir is None else DirectoryBasedExampleDatabase(database_dir)
 
-    share = -(-examples // len(jobs))  # the round's cases are split between the jobs
+    # The round's cases are split between the jobs, but never below a few each: Hypothesis' first case is its
+    # simplest (one rule over and over), so a job with one case would explore nothing.
+    share = max(-(-examples // len(jobs)), min(examples, MIN_CASES_PER_JOB))
 
     def one_job(index: int) -> RunResult:
         job_seed = None if seed is None else seed + 1000 * index
