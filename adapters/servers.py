@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -18,6 +19,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _end_with_parent() -> None:
+    """In the child, before it runs the server: on Linux, ask for SIGTERM when the suite dies, so that a suite
+    killed before its cleanup (SIGKILL, or a SIGTERM to a program without a handler) leaves no server behind."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class LocalServer:
     """A child process serving on 127.0.0.1:port. `stop()` ends it by its pid, whatever happens."""
 
@@ -29,7 +40,8 @@ class LocalServer:
         self._log = open(log, "ab") if log is not None else subprocess.DEVNULL
         self.process = subprocess.Popen(command, env={**os.environ, **(env or {})}, stdout=self._log,
                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        start_new_session=True)  # its own group: stopping it stops its children
+                                        start_new_session=True,  # its own group: stopping it stops its children
+                                        preexec_fn=_end_with_parent)
         try:
             self._wait_until_listening(start_timeout)
         except BaseException:

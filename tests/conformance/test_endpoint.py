@@ -132,3 +132,25 @@ def test_under_libfaketime_the_server_clock_is_moved_not_waited_for():
     finally:
         target.close()
     assert target.server.process.poll() is not None and not target.faketime.file.exists()
+
+
+def test_a_server_does_not_outlive_a_suite_killed_before_its_cleanup(tmp_path):
+    import os
+
+    script = tmp_path / "suite.py"
+    script.write_text("import time\nfrom adapters.servers import start_moto_server\n"
+                      "print(start_moto_server().process.pid, flush=True)\ntime.sleep(120)\n")
+    suite = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": os.getcwd()})
+    server_pid = int(suite.stdout.readline())
+    suite.kill()  # SIGKILL: no finally, no atexit
+    suite.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(server_pid, 9)
+    pytest.fail("the moto server outlived the process that started it")
