@@ -29,6 +29,13 @@ class Clock(Protocol):
     def advance(self, seconds: float) -> None: ...
 
 
+def forward(seconds: float) -> float:
+    """What every clock's `advance` checks first."""
+    if seconds < 0:
+        raise ValueError("time does not run backwards")
+    return seconds
+
+
 class VirtualClock:
     kind = "virtual"
 
@@ -39,9 +46,7 @@ class VirtualClock:
         return self._now
 
     def advance(self, seconds: float) -> None:
-        if seconds < 0:
-            raise ValueError("time does not run backwards")
-        self.advance_to(self._now + seconds)
+        self.advance_to(self._now + forward(seconds))
 
     def advance_to(self, t: float) -> None:
         self._now = max(self._now, t)
@@ -60,9 +65,7 @@ class RealClock:
         return time.monotonic() - self._zero
 
     def advance(self, seconds: float) -> None:
-        if seconds < 0:
-            raise ValueError("time does not run backwards")
-        time.sleep(seconds)
+        time.sleep(forward(seconds))
 
 
 class ShiftedClock(RealClock):
@@ -80,9 +83,7 @@ class ShiftedClock(RealClock):
         return super().now() + self.offset
 
     def advance(self, seconds: float) -> None:
-        if seconds < 0:
-            raise ValueError("time does not run backwards")
-        self.offset += seconds
+        self.offset += forward(seconds)
         self._shift(self.offset)
 
 

@@ -18,7 +18,7 @@ import botocore.exceptions
 from botocore.config import Config
 
 from adapters.base import RealClock, ShiftedClock, TargetError, redact
-from adapters.sqs_api import CLIENT_CONFIG, SqsApiTarget
+from adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget
 
 RUN_TAG = "sqs-conformance-run"
 QUEUE_PREFIX = "sqsconf-"
@@ -59,6 +59,8 @@ class EndpointTarget(SqsApiTarget):
                  version: str = "unknown", local_credentials: bool = False, budget: RequestBudget | None = None,
                  clock: RealClock | None = None) -> None:
         kind = "aws" if endpoint_url is None else "endpoint"
+        self._connection = {"endpoint_url": endpoint_url, "region": region, "aws_profile": aws_profile,
+                            "local_credentials": local_credentials}
         self.run_tag = uuid.uuid4().hex[:10]
         self.budget = budget or RequestBudget(max_requests)
         self._enforce_budget = True
@@ -85,6 +87,14 @@ class EndpointTarget(SqsApiTarget):
     def version(self) -> str:
         return self._version
 
+    def another_connection(self) -> "EndpointTarget":
+        """A second client of the same service for a concurrent job: its own queues, the same budget, the same
+        name in the trace. It owns nothing it did not create (a server stays with this target)."""
+        other = EndpointTarget(**self._connection, tolerance=self.tolerance, version=self._version,
+                               budget=self.budget)
+        other.name = self.name
+        return other
+
     @property
     def requests(self) -> int:
         return self.budget.spent
@@ -106,8 +116,7 @@ class EndpointTarget(SqsApiTarget):
         except botocore.exceptions.NoCredentialsError:
             raise TargetError("no AWS credentials found (boto3 looks in the environment, ~/.aws and --aws-profile)"
                               ) from None
-        except (botocore.exceptions.EndpointConnectionError, botocore.exceptions.ConnectTimeoutError,
-                botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectionClosedError) as error:
+        except UNANSWERED as error:
             raise TargetError(f"cannot reach {self.name}: {redact(str(error))}") from None
         except botocore.exceptions.ClientError as error:
             code = error.response.get("Error", {}).get("Code", "an error")

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from adapters.base import Target, TargetError
 
+# Targets whose waits are slept, and whose jobs can all be clients of one service.
+REAL_CLOCK_SPECS = frozenset({"moto-server", "endpoint", "aws"})
+
 SPECS = {
     "model": "the reference model itself (always conforms; tests the engine)",
     "moto": "moto in-process (mock_aws) on a virtual clock",
@@ -80,15 +83,8 @@ def make_targets(spec: str, profile: str, options: EndpointOptions = EndpointOpt
     targets = [first]
     try:
         while len(targets) < jobs:
-            if kind in ("moto-server", "endpoint", "aws") and spec != "moto-server:faketime":
-                from adapters.endpoint import EndpointTarget
-
-                targets.append(EndpointTarget(
-                    endpoint_url=first.server.url if kind == "moto-server" else options.endpoint_url,  # type: ignore
-                    region=options.region, aws_profile=options.aws_profile, tolerance=first.tolerance,
-                    version=first.version(), local_credentials=kind == "moto-server",
-                    budget=first.budget))  # type: ignore[attr-defined]
-                targets[-1].name = first.name  # one target in the trace, whichever job spoke to it
+            if spec in REAL_CLOCK_SPECS:
+                targets.append(first.another_connection())  # type: ignore[attr-defined]
             else:
                 targets.append(make_target(spec, profile, options))
     except BaseException:

@@ -28,8 +28,9 @@ REPORTED_ATTRIBUTES = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessag
                        "ReceiveMessageWaitTimeSeconds")
 _THROTTLED = {"Throttling", "ThrottlingException", "RequestThrottled", "RequestThrottledException"}
 _THROTTLE_RETRIES = 4
-_UNANSWERED = (botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectionClosedError,
-               botocore.exceptions.EndpointConnectionError, botocore.exceptions.ConnectTimeoutError)
+# Errors after which nobody knows whether the request took effect.
+UNANSWERED = (botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectionClosedError,
+              botocore.exceptions.EndpointConnectionError, botocore.exceptions.ConnectTimeoutError)
 UNKNOWN_IN_A_ROW = 5  # then the endpoint is taken to be gone, and the run stops with that error
 
 
@@ -82,7 +83,7 @@ class SqsApiTarget(Target):
                 return Unknown(redact(f"HTTP {status} {details.get('Code', '')}".strip()))
             return normalise_error(details.get("Code"), details.get("Message", ""), status,
                                    details.get("QueryErrorCode"))
-        except _UNANSWERED as error:
+        except UNANSWERED as error:
             return Unknown(redact(f"{type(error).__name__}: {error}"))
 
     def reset(self) -> None:

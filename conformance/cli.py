@@ -14,7 +14,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from adapters.base import TargetError
-from adapters.registry import SPECS, EndpointOptions, close_all, make_targets
+from adapters.registry import REAL_CLOCK_SPECS, SPECS, EndpointOptions, close_all, make_targets
 from model.profiles import PROFILES
 from model.rules import CATALOGUE, rules_for
 
@@ -88,8 +88,8 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     if unknown_rules:
         raise OneLineError(f"--tolerate: no such rule {', '.join(unknown_rules)} (see `sqs-conformance rules`)")
     options = _options(endpoint)
-    waits_are_slept = target_spec in ("moto-server", "endpoint", "aws")
-    targets = _open_targets(target_spec, profile, options, jobs or (4 if waits_are_slept else 1))
+    default_jobs = 4 if target_spec in REAL_CLOCK_SPECS else 1  # waits that are slept overlap across jobs
+    targets = _open_targets(target_spec, profile, options, jobs or default_jobs)
     target = targets[0]
     if profile not in target.profiles:
         close_all(targets)

@@ -154,3 +154,16 @@ def test_a_server_does_not_outlive_a_suite_killed_before_its_cleanup(tmp_path):
         time.sleep(0.1)
     os.kill(server_pid, 9)
     pytest.fail("the moto server outlived the process that started it")
+
+
+def test_concurrent_jobs_are_clients_of_one_server_with_one_budget():
+    from adapters.registry import close_all, make_targets
+
+    targets = make_targets("moto-server", "sqs-standard", jobs=3)
+    try:
+        assert {t.name for t in targets} == {"moto-server"}
+        assert len({id(t.budget) for t in targets}) == 1 and len({t.prefix for t in targets}) == 3
+        assert len({t.client.meta.endpoint_url for t in targets}) == 1
+    finally:
+        close_all(targets)
+    assert targets[0].server.process.poll() is not None
