@@ -23,6 +23,7 @@ class CaseCheck:
     profile: str
     steps: int = 0
     divergences: list[tuple[int, Divergence]] = field(default_factory=list)
+    notes: list[tuple[int, Divergence]] = field(default_factory=list)  # permitted but counted (early redeliveries)
     # The step after which the model could no longer follow the target (as the engine, which abandons the case
     # there): an answer that never came for a send, say. Later steps are not judged.
     abandoned_at: int | None = None
@@ -55,6 +56,7 @@ def check_traces(paths: Iterable[Path]) -> list[CaseCheck]:
             ids.bind_fresh(verdict.outcome, record["response"])
             result.steps += 1
             result.divergences += [(record["step"], d) for d in verdict.divergences]
+            result.notes += [(record["step"], n) for n in verdict.outcome.notes]
             if not verdict.consistent:
                 result.abandoned_at = record["step"]
     return results
