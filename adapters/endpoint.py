@@ -9,6 +9,7 @@ never read, printed or stored by the suite.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,10 @@ DEFAULT_TOLERANCE = {"aws": 1.0, "endpoint": 0.5}  # seconds; a choice, see the 
 
 class BudgetExhausted(TargetError):
     """The run reached its --max-requests budget."""
+
+
+class TimeTravelUnsupported(TargetError):
+    """The emulator's clock cannot be moved under libfaketime: check it on a real clock instead."""
 
 
 class RequestBudget:
@@ -134,34 +139,56 @@ def _host(url: str) -> str:
     return parts.netloc
 
 
-class MotoServerTarget(EndpointTarget):
-    """moto's server started by the suite on loopback, checked through the endpoint adapter, stopped at close.
+class EmulatorTarget(EndpointTarget):
+    """An emulator the suite installs, starts on loopback and stops at close, checked through the endpoint adapter.
     With `time_travel` it runs under libfaketime: advancing its clock is instant, so the 12-hour ceiling and long
     timeouts are checked in seconds, while requests are still judged in their real-time windows."""
 
-    def __init__(self, *, max_requests: int | None = None, tolerance: float | None = None,
-                 time_travel: bool = False) -> None:
-        import moto
+    def __init__(self, emulator_name: str = "moto-server", *, max_requests: int | None = None,
+                 tolerance: float | None = None, time_travel: bool = False, say=lambda message: None) -> None:
+        from adapters import emulators
+        from adapters.servers import FakeTime
 
-        from adapters.servers import FakeTime, start_moto_server
-
+        emu = emulators.emulator(emulator_name)
         self.faketime = FakeTime(Path(".sqs-conformance") / "faketime") if time_travel else None
+        self.server = None
         try:
-            self.server = start_moto_server(faketime=self.faketime)
-        except BaseException:
-            self._remove_faketime()
-            raise
-        clock = ShiftedClock(self.faketime.shift) if self.faketime is not None else None
-        try:
+            self.server = emulators.start(emu, faketime=self.faketime, say=say)
+            clock = ShiftedClock(self.faketime.shift) if self.faketime is not None else None
             super().__init__(endpoint_url=self.server.url, max_requests=max_requests, tolerance=tolerance,
-                             version=moto.__version__, local_credentials=True, clock=clock)
+                             version=emulators.installed_version(emu), local_credentials=True, clock=clock)
+            self.name = emu.name + (":faketime" if time_travel else "")
+            if time_travel:
+                self._check_time_travel()
         except BaseException:
-            self.server.stop()
-            self._remove_faketime()
+            self._stop_server()
             raise
-        self.name = "moto-server" + (":faketime" if time_travel else "")
 
-    def _remove_faketime(self) -> None:
+    def _check_time_travel(self) -> None:
+        """Moving the clock must bring back a hidden message. An emulator whose timers run on the monotonic
+        clock (which libfaketime leaves alone) would otherwise show divergences that are not its own."""
+        client, url = self.client, None
+        try:
+            url = client.create_queue(QueueName=f"{self.prefix}time-travel", tags=self.tags)["QueueUrl"]
+            client.send_message(QueueUrl=url, MessageBody="time travel probe")
+            if not client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages"):
+                raise TargetError(f"{self.name}: the time-travel probe message was not received")
+            self.clock.advance(31)
+            for _ in range(10):  # some emulators requeue on a periodic scan (LocalStack: every second)
+                if client.receive_message(QueueUrl=url, VisibilityTimeout=0).get("Messages"):
+                    return
+                time.sleep(0.3)
+        except botocore.exceptions.ClientError as error:
+            raise TargetError(f"{self.name}: the time-travel probe failed: {redact(str(error))}") from None
+        finally:
+            if url is not None:
+                client.delete_queue(QueueUrl=url)
+        raise TimeTravelUnsupported(f"{self.name}: a message hidden for 30 s stayed hidden after the clock moved 31 s under "
+                          f"libfaketime (its timers do not follow the wall clock): check it on a real clock")
+
+    def _stop_server(self) -> None:
+        if self.server is not None:
+            self.server.stop()
         if self.faketime is not None:
             self.faketime.remove()
 
@@ -169,8 +196,7 @@ class MotoServerTarget(EndpointTarget):
         try:
             super().close()
         finally:
-            self.server.stop()
-            self._remove_faketime()
+            self._stop_server()
 
 
 def leftovers(target: EndpointTarget, older_than: float) -> list[tuple[str, str, float]]:

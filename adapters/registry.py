@@ -6,17 +6,27 @@ from dataclasses import dataclass
 
 from adapters.base import Target, TargetError
 
-# Targets whose waits are slept, and whose jobs can all be clients of one service.
-REAL_CLOCK_SPECS = frozenset({"moto-server", "endpoint", "aws"})
+from adapters.emulators import EMULATORS
+
+TIME_TRAVEL = ":faketime"
 
 SPECS = {
     "model": "the reference model itself (always conforms; tests the engine)",
     "moto": "moto in-process (mock_aws) on a virtual clock",
-    "moto-server": "moto's server, started on 127.0.0.1 by the suite, on a real clock",
-    "moto-server:faketime": "the same under libfaketime: its clock is moved, not waited for",
+    **{name: f"{name}: installed and started on 127.0.0.1 by the suite, on a real clock (add {TIME_TRAVEL} to "
+              f"move its clock under libfaketime instead of waiting)" for name in EMULATORS},
     "endpoint": "any SQS-compatible endpoint at --endpoint-url, on a real clock",
     "aws": "real AWS (needs --allow-real-aws): the normal boto3 credential chain, or --aws-profile",
 }
+
+
+def is_known(spec: str) -> bool:
+    return spec in SPECS or (spec.endswith(TIME_TRAVEL) and spec.removesuffix(TIME_TRAVEL) in EMULATORS)
+
+
+def is_real_clock(spec: str) -> bool:
+    """Waits are slept, and concurrent jobs can all be clients of one service."""
+    return spec in EMULATORS or spec in ("endpoint", "aws")
 
 
 @dataclass(frozen=True)
@@ -31,7 +41,8 @@ class EndpointOptions:
     allow_real_aws: bool = False
 
 
-def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOptions()) -> Target:
+def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOptions(), say=lambda message: None
+                ) -> Target:
     kind = spec.split(":", 1)[0]
     if kind == "model":
         from adapters.model_target import ModelTarget
@@ -41,13 +52,13 @@ def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOpti
         from adapters.moto_target import MotoTarget
 
         return MotoTarget()
-    if kind == "moto-server":
-        from adapters.endpoint import MotoServerTarget
+    if kind in EMULATORS:
+        from adapters.endpoint import EmulatorTarget
 
-        if spec not in ("moto-server", "moto-server:faketime"):
-            raise TargetError(f"unknown target {spec!r}: moto-server or moto-server:faketime")
-        return MotoServerTarget(max_requests=options.max_requests, tolerance=options.tolerance,
-                                time_travel=spec.endswith(":faketime"))
+        if not is_known(spec):
+            raise TargetError(f"unknown target {spec!r}: {kind} or {kind}{TIME_TRAVEL}")
+        return EmulatorTarget(kind, max_requests=options.max_requests, tolerance=options.tolerance,
+                              time_travel=spec.endswith(TIME_TRAVEL), say=say)
     if kind == "endpoint":
         from adapters.endpoint import EndpointTarget
 
@@ -70,20 +81,20 @@ def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOpti
     raise TargetError(f"unknown target {spec!r}; known targets: {known}")
 
 
-def make_targets(spec: str, profile: str, options: EndpointOptions = EndpointOptions(), jobs: int = 1
-                 ) -> list[Target]:
+def make_targets(spec: str, profile: str, options: EndpointOptions = EndpointOptions(), jobs: int = 1,
+                 say=lambda message: None) -> list[Target]:
     """`jobs` independent connections to one service, for concurrent jobs: one moto server serves them all,
     and one request budget covers them all. Under libfaketime each job needs a server of its own, since moving
-    one server's clock would move it for every job."""
+    one server's clock would move it for every job. `say` tells of slow preparations (an emulator's install)."""
     kind = spec.split(":", 1)[0]
     if jobs > 1 and kind == "moto":
         raise TargetError("moto in-process runs one job (mock_aws is process-wide); "
                           "use --target moto-server for --jobs")
-    first = make_target(spec, profile, options)
+    first = make_target(spec, profile, options, say)
     targets = [first]
     try:
         while len(targets) < jobs:
-            if spec in REAL_CLOCK_SPECS:
+            if is_real_clock(spec):
                 targets.append(first.another_connection())  # type: ignore[attr-defined]
             else:
                 targets.append(make_target(spec, profile, options))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -33,8 +34,9 @@ class LocalServer:
     """A child process serving on 127.0.0.1:port. `stop()` ends it by its pid, whatever happens."""
 
     def __init__(self, name: str, command: list[str], port: int, *, env: dict[str, str] | None = None,
-                 log: Path | None = None, start_timeout: float = 30.0) -> None:
+                 log: Path | None = None, start_timeout: float = 30.0, scratch: Path | None = None) -> None:
         self.name = name
+        self.scratch = scratch  # a folder of the server's own state, removed when it stops
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self._log = open(log, "ab") if log is not None else subprocess.DEVNULL
@@ -73,6 +75,8 @@ class LocalServer:
                 self.process.wait(timeout=10)
         if self._log is not subprocess.DEVNULL:
             self._log.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 FAKETIME_PLACES = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
@@ -102,10 +106,3 @@ class FakeTime:
 
     def remove(self) -> None:
         self.file.unlink(missing_ok=True)
-
-
-def start_moto_server(port: int | None = None, faketime: FakeTime | None = None) -> LocalServer:
-    """moto's server, as a separate process on loopback: on a real clock, or under libfaketime."""
-    port = port or free_port()
-    return LocalServer("moto server", [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                       port, env=faketime.env if faketime is not None else None)

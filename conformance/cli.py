@@ -14,7 +14,8 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from adapters.base import TargetError
-from adapters.registry import REAL_CLOCK_SPECS, SPECS, EndpointOptions, close_all, make_targets
+from adapters.emulators import EMULATORS
+from adapters.registry import SPECS, TIME_TRAVEL, EndpointOptions, close_all, is_known, is_real_clock, make_targets
 from model.profiles import PROFILES
 from model.rules import CATALOGUE, rules_for
 
@@ -25,6 +26,9 @@ errors = Console(stderr=True, highlight=False, soft_wrap=True)  # an error stays
 class OneLineError(click.ClickException):
     def show(self, file=None) -> None:
         errors.print(f"sqs-conformance: error: {self.message}", markup=False)
+
+
+TARGET_HELP = f"{' | '.join(SPECS)} (an emulator's name takes {TIME_TRAVEL})"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,16 +58,17 @@ def _options(kwargs: dict) -> EndpointOptions:
 
 
 def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs: int = 1) -> list:
-    if target_spec not in SPECS:
-        raise OneLineError(f"unknown target {target_spec!r}; known targets: {', '.join(SPECS)}")
+    if not is_known(target_spec):
+        raise OneLineError(f"unknown target {target_spec!r}; known targets: {', '.join(SPECS)} "
+                           f"(an emulator's name takes {TIME_TRAVEL})")
     try:
-        return make_targets(target_spec, profile, options, jobs)
+        return make_targets(target_spec, profile, options, jobs, say=lambda message: console.print(message))
     except TargetError as error:
         raise OneLineError(str(error)) from None
 
 
 @main.command()
-@click.option("--target", "target_spec", required=True, help=" | ".join(SPECS))
+@click.option("--target", "target_spec", required=True, help=TARGET_HELP)
 @click.option("--profile", type=click.Choice(sorted(PROFILES)), default="sqs-standard", show_default=True)
 @click.option("--examples", type=click.IntRange(1, 100_000), default=40, show_default=True,
               help="generated cases per round")
@@ -75,12 +80,16 @@ def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs
 @click.option("--tolerate", multiple=True, metavar="RULE",
               help="a divergence already known: counted, not reported or shrunk (repeatable)")
 @click.option("--no-shrink", is_flag=True, help="report divergences as first found (faster, longer cases)")
+@click.option("--shrink-seconds", type=click.FloatRange(1, 3600), default=None,
+              help="at most this long shrinking each round's divergences [default: Hypothesis' 300 on a virtual "
+                   "clock, 30 on a real one, where every replay waits]")
 @click.option("--jobs", type=click.IntRange(1, 64), default=None,
               help="concurrent jobs, each on its own queues, so that real-clock waits overlap "
                    "[default: 4 on a real clock, else 1]")
 @endpoint_options
 def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | None, out_dir: Path,
-        tolerate: tuple[str, ...], no_shrink: bool, jobs: int | None, **endpoint) -> None:
+        tolerate: tuple[str, ...], no_shrink: bool, shrink_seconds: float | None, jobs: int | None, **endpoint
+        ) -> None:
     """Generate operation sequences, send them to TARGET and to the model, report every divergence."""
     from conformance import report, runner
 
@@ -88,7 +97,7 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     if unknown_rules:
         raise OneLineError(f"--tolerate: no such rule {', '.join(unknown_rules)} (see `sqs-conformance rules`)")
     options = _options(endpoint)
-    default_jobs = 4 if target_spec in REAL_CLOCK_SPECS else 1  # waits that are slept overlap across jobs
+    default_jobs = 4 if is_real_clock(target_spec) else 1  # waits that are slept overlap across jobs
     targets = _open_targets(target_spec, profile, options, jobs or default_jobs)
     target = targets[0]
     if profile not in target.profiles:
@@ -106,30 +115,18 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
         try:
             result = runner.run(targets, profile, examples=examples, seed=seed, out_dir=out_dir,
                                 steps_per_case=steps, database_dir=Path(".sqs-conformance") / "examples",
-                                on_progress=on_case, shrink=not no_shrink, tolerate=frozenset(tolerate))
+                                on_progress=on_case, shrink=not no_shrink, tolerate=frozenset(tolerate),
+                                shrink_seconds=shrink_seconds)
         except TargetError as error:
             raise OneLineError(str(error)) from None
         finally:
             close_all(targets)
-    _write_findings(result, out_dir, report)
+    report.write_findings(result, out_dir)
     _print_result(result, out_dir, report)
     if hasattr(target, "requests"):  # a service that bills by the request
         console.print(f"{target.requests:,} requests sent; at public SQS pricing about "
                       f"${target.cost_estimate(PROFILES[profile].fifo):.4f}")
     sys.exit(0 if result.conforms else 1)
-
-
-def _write_findings(result, out_dir: Path, report) -> None:
-    findings = out_dir / "findings" / result.run_id
-    findings.mkdir(parents=True, exist_ok=True)
-    for rule_id, finding in result.findings.items():
-        (findings / f"{rule_id}.txt").write_text(report.describe_finding(finding) + "\n")
-        (findings / f"{rule_id}.py").write_text(
-            report.boto3_script(finding, result.profile, f"{result.target} {result.target_version}",
-                                f"{rule_id}.py"))
-        (findings / f"{rule_id}.json").write_text(
-            report.case_json(finding, result.profile, f"{result.target} {result.target_version}") + "\n")
-    (out_dir / f"summary-{result.run_id}.json").write_text(report.summary_json(result) + "\n")
 
 
 def _print_result(result, out_dir: Path, report) -> None:
@@ -187,7 +184,7 @@ def check(traces: tuple[Path, ...]) -> None:
 
 
 @main.command()
-@click.option("--target", "target_spec", required=True, help=" | ".join(SPECS))
+@click.option("--target", "target_spec", required=True, help=TARGET_HELP)
 @click.option("--max-waiting", type=click.FloatRange(0, None), default=120.0, show_default=True,
               help="on a real clock, replay only cases that wait at most this many seconds in all")
 @endpoint_options
@@ -247,6 +244,52 @@ def cleanup(target_spec: str, older_than: float, delete: bool, **endpoint) -> No
     finally:
         target.close()
     console.print(f"{len(found)} leftover queue(s)" + ("" if delete or not found else "; --delete to delete them"))
+
+
+@main.command()
+@click.option("--emulator", "emulators", multiple=True, metavar="NAME",
+              help=f"only this emulator (repeatable) [default: all of {', '.join(EMULATORS)}]")
+@click.option("--profile", "profiles", multiple=True, type=click.Choice(["sqs-standard", "sqs-fifo"]),
+              help="only this profile (repeatable) [default: both]")
+@click.option("--examples", type=click.IntRange(1, 100_000), default=20, show_default=True,
+              help="generated cases per round")
+@click.option("--steps", type=click.IntRange(1, 1000), default=40, show_default=True,
+              help="operations per case at most")
+@click.option("--seed", type=click.IntRange(0, 2**63), default=None)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs/matrix"),
+              show_default=True, help="traces, minimal cases and matrix.json")
+@click.option("--readme", type=click.Path(dir_okay=False, path_type=Path), default=Path("README.md"),
+              show_default=True, help="the file whose emulator matrix section is rewritten")
+@click.option("--no-readme", is_flag=True, help="leave the README alone")
+def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int, steps: int, seed: int | None,
+           out_dir: Path, readme: Path, no_readme: bool) -> None:
+    """Install, start on 127.0.0.1, check and stop each SQS emulator; write the rule × emulator matrix."""
+    import datetime
+    import shlex
+
+    from conformance import matrix as emulator_matrix
+
+    try:
+        names = emulator_matrix.known(emulators)
+    except TargetError as error:
+        raise OneLineError(str(error)) from None
+    command = shlex.join(["sqs-conformance", "matrix", *sys.argv[2:]])
+    cells = []
+    for name in names:
+        for profile in profiles or ("sqs-standard", "sqs-fifo"):
+            console.print(f"{name} against {profile} …")
+            cell = emulator_matrix.check(name, profile, examples=examples, steps=steps, seed=seed,
+                                         out_dir=out_dir, say=lambda message: console.print(f"  {message}"))
+            cells.append(cell)
+            console.print(f"  {cell.error}" if cell.error else
+                          f"  {cell.clock} clock, {cell.cases} cases, {cell.seconds:.0f} s: "
+                          f"{sum(v == 'diverges' for v in cell.verdicts.values())} diverging rules")
+            # Written after every cell, so an interrupted matrix keeps what it has.
+            emulator_matrix.save(cells, out_dir / "matrix.json")
+            if not no_readme:
+                emulator_matrix.write_into(readme, emulator_matrix.markdown(cells, command, datetime.date.today()))
+    console.print(emulator_matrix.markdown(cells, command, datetime.date.today()), markup=False)
+    sys.exit(1 if any(c.error for c in cells) else 0)
 
 
 @main.command()

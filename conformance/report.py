@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from conformance.runner import Finding
@@ -239,6 +240,20 @@ def summary_json(result) -> str:
         "rules": {rid: vars(t) for rid, t in sorted(result.tallies.rules.items())},
         "never_exercised": result.never_exercised(),
     }, indent=2)
+
+
+def write_findings(result, out_dir: Path) -> Path:
+    """Per diverging rule: its description, a boto3 script and its case for `confirm`; and the run's summary.
+    Returns the folder of the findings."""
+    findings = out_dir / "findings" / result.run_id
+    findings.mkdir(parents=True, exist_ok=True)
+    where = f"{result.target} {result.target_version}"
+    for rule_id, finding in result.findings.items():
+        (findings / f"{rule_id}.txt").write_text(describe_finding(finding) + "\n")
+        (findings / f"{rule_id}.py").write_text(boto3_script(finding, result.profile, where, f"{rule_id}.py"))
+        (findings / f"{rule_id}.json").write_text(case_json(finding, result.profile, where) + "\n")
+    (out_dir / f"summary-{result.run_id}.json").write_text(summary_json(result) + "\n")
+    return findings
 
 
 def case_json(finding: Finding, profile: str, target: str) -> str:

@@ -33,6 +33,9 @@ from model import Divergence
 from model.rules import rules_for
 
 MIN_CASES_PER_JOB = 10
+# On a real (or shifted) clock every replay of a case takes its real time, so shrinking the failures of a round
+# stops sooner than Hypothesis' own 300 s: minimal cases there may keep a step or two more.
+REAL_CLOCK_SHRINK_SECONDS = 30.0
 
 # Rules no generated sequence can reach, and why (a rule missing here and never exercised is a generator bug).
 NOT_GENERATED = {
@@ -74,11 +77,12 @@ class RunResult:
 def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100, seed: int | None = None,
         out_dir: Path | None = None, max_rounds: int = 12, steps_per_case: int = 30,
         database_dir: Path | None = None, on_progress=None, coverage_rounds: int = 4, shrink: bool = True,
-        tolerate: frozenset[str] = frozenset()) -> RunResult:
+        tolerate: frozenset[str] = frozenset(), shrink_seconds: float | None = None) -> RunResult:
     """Rounds until no new rule diverges; then, while a reachable rule is still unexercised, up to
     `coverage_rounds` more with fresh seeds (derived from `seed`, so a seeded run stays reproducible).
     Without `shrink`, each divergence is reported as first found (cheaper, longer cases). Rules in `tolerate`
-    are known divergences: counted in the tallies, never reported or shrunk.
+    are known divergences: counted in the tallies, never reported or shrunk. `shrink_seconds` caps the time spent
+    shrinking a round's failures (default: Hypothesis' own under a virtual clock, REAL_CLOCK_SHRINK_SECONDS else).
 
     Several targets (independent connections to one service) run as concurrent jobs in threads, each with its
     own queues and seeds and its share of each round's `examples`, so that the waits of a real clock overlap.
@@ -104,16 +108,35 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
         return _rounds(jobs[index], share, job_seed, steps_per_case, database, max_rounds, coverage_rounds,
                        shrink)
 
+    if shrink_seconds is None and any(t.clock.kind != "virtual" for t in targets):
+        shrink_seconds = REAL_CLOCK_SHRINK_SECONDS
     try:
-        if len(jobs) == 1:
-            results = [one_job(0)]
-        else:
-            with _one_ast_parse_at_a_time(), ThreadPoolExecutor(len(jobs), thread_name_prefix="job") as pool:
-                results = list(pool.map(one_job, range(len(jobs))))
+        with _shrinking_at_most(shrink_seconds):
+            if len(jobs) == 1:
+                results = [one_job(0)]
+            else:
+                with _one_ast_parse_at_a_time(), ThreadPoolExecutor(len(jobs), thread_name_prefix="job") as pool:
+                    results = list(pool.map(one_job, range(len(jobs))))
     finally:
         if trace is not None:
             trace.close()
     return _merged(run_id, targets[0], profile, results)
+
+
+@contextmanager
+def _shrinking_at_most(seconds: float | None):
+    """Hypothesis has no setting for how long it shrinks; its engine reads the module constant
+    MAX_SHRINKING_SECONDS each time it starts shrinking. Should the constant go, the cap is not applied."""
+    from hypothesis.internal.conjecture import engine
+
+    if seconds is None or not hasattr(engine, "MAX_SHRINKING_SECONDS"):
+        yield
+        return
+    original, engine.MAX_SHRINKING_SECONDS = engine.MAX_SHRINKING_SECONDS, seconds
+    try:
+        yield
+    finally:
+        engine.MAX_SHRINKING_SECONDS = original
 
 
 @contextmanager

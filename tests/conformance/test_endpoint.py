@@ -9,8 +9,8 @@ import boto3
 import pytest
 
 from adapters.base import TargetError, redact
-from adapters.endpoint import QUEUE_PREFIX, RUN_TAG, BudgetExhausted, EndpointTarget, MotoServerTarget, leftovers
-from adapters.servers import start_moto_server
+from adapters.endpoint import QUEUE_PREFIX, RUN_TAG, BudgetExhausted, EmulatorTarget, EndpointTarget, leftovers
+from adapters.emulators import start_moto_server
 from model.values import (
     ChangeMessageVisibility, ChangeOk, CreateQueue, Error, GetQueueAttributes, ReceiveMessage, SendMessage, SendOk,
     Unknown,
@@ -115,7 +115,7 @@ def test_a_real_time_run_against_moto_server_is_traced_with_windows_and_rechecks
 
 
 def test_under_libfaketime_the_server_clock_is_moved_not_waited_for():
-    target = MotoServerTarget(time_travel=True)
+    target = EmulatorTarget("moto-server", time_travel=True)
     try:
         assert target.clock.kind == "shifted"
         target.execute(CreateQueue("q", {}))
@@ -138,7 +138,7 @@ def test_a_server_does_not_outlive_a_suite_killed_before_its_cleanup(tmp_path):
     import os
 
     script = tmp_path / "suite.py"
-    script.write_text("import time\nfrom adapters.servers import start_moto_server\n"
+    script.write_text("import time\nfrom adapters.emulators import start_moto_server\n"
                       "print(start_moto_server().process.pid, flush=True)\ntime.sleep(120)\n")
     suite = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
                              env={**os.environ, "PYTHONPATH": os.getcwd()})

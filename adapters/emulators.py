@@ -1,0 +1,129 @@
+"""SQS emulators the suite installs and starts itself: each in a folder of its own under
+`.sqs-conformance/emulators` (never among the project's dependencies), served on 127.0.0.1 only, stopped by pid.
+
+Each entry pins the version this suite was checked with; the versions and the ways of binding loopback only are
+the ones known to work on Python 3.11 and Node 20 (see the README's emulator matrix).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from adapters.base import TargetError
+from adapters.servers import FakeTime, LocalServer, free_port
+
+EMULATORS_HOME = Path(".sqs-conformance") / "emulators"
+NODE_LAUNCHER = Path(__file__).parent / "launchers" / "node_emulator.mjs"
+
+
+@dataclass(frozen=True)
+class Emulator:
+    name: str
+    version: str
+    installer: str  # "project" (a dependency already), "pip" (a venv of its own) or "npm"
+    packages: tuple[str, ...] = ()
+    # {port} and {scratch} (a folder of this server's own, removed when it stops) are filled in at start.
+    env: dict[str, str] = field(default_factory=dict)
+    start_timeout: float = 30.0
+
+    def folder(self, home: Path = EMULATORS_HOME) -> Path:
+        return home / f"{self.name}-{self.version}"
+
+    def command(self, folder: Path, port: int) -> list[str]:
+        if self.name == "moto-server":
+            return [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+        if self.installer == "npm":
+            return ["node", str(NODE_LAUNCHER), self.name, str(folder.resolve()), str(port)]
+        module = {"localstack": "localstack.runtime.main", "ministack": "ministack"}[self.name]
+        return [str(_venv_python(folder)), "-m", module]
+
+
+EMULATORS: dict[str, Emulator] = {e.name: e for e in (
+    Emulator("moto-server", "project", "project"),
+    # Newer LocalStack releases use Python 3.12 syntax; these pins are what 4.13.1 needs to start. Its default
+    # gateway binds 0.0.0.0 whatever it is told, so it is only ever started with hypercorn on GATEWAY_LISTEN.
+    Emulator("localstack", "4.13.1", "pip",
+             ("localstack-core[runtime]==4.13.1", "cbor2<6", "pyopenssl<25", "cryptography<45", "service_identity"),
+             env={"GATEWAY_SERVER": "hypercorn", "GATEWAY_LISTEN": "127.0.0.1:{port}", "SERVICES": "sqs",
+                  "DNS_ADDRESS": "0", "DISABLE_EVENTS": "1", "SKIP_SSL_CERT_DOWNLOAD": "1",
+                  "FILESYSTEM_ROOT": "{scratch}"},
+             start_timeout=90.0),
+    Emulator("ministack", "1.5.33", "pip", ("ministack==1.5.33",),
+             env={"BIND_HOST": "127.0.0.1", "GATEWAY_PORT": "{port}", "TMPDIR": "{scratch}"}),
+    # Both npm emulators are served through the suite's launcher, which listens on 127.0.0.1 only.
+    Emulator("fauxqs", "1.9.2", "npm", ("fauxqs@1.9.2",)),
+    Emulator("local-aws-sqs", "2.0.2", "npm", ("local-aws-sqs@2.0.2",)),
+)}
+
+
+def emulator(name: str) -> Emulator:
+    try:
+        return EMULATORS[name]
+    except KeyError:
+        raise TargetError(f"unknown emulator {name!r}; known: {', '.join(EMULATORS)}") from None
+
+
+def _venv_python(folder: Path) -> Path:
+    return folder / "venv" / "bin" / "python"
+
+
+def installed_version(emu: Emulator) -> str:
+    if emu.installer == "project":
+        import moto
+
+        return moto.__version__
+    return emu.version
+
+
+def install(emu: Emulator, home: Path = EMULATORS_HOME, say=lambda message: None) -> Path:
+    """Install `emu` into its folder unless it is there already; return the folder. The output goes to
+    `install.log` in the folder, and a failure is one line naming it."""
+    folder = emu.folder(home)
+    marker = folder / "installed.json"
+    if emu.installer == "project":
+        return folder
+    if marker.is_file() and json.loads(marker.read_text()) == list(emu.packages):
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    say(f"installing {emu.name} {emu.version} into {folder}")
+    if emu.installer == "pip":
+        steps = [[sys.executable, "-m", "venv", "--clear", str(folder / "venv")],
+                 [str(_venv_python(folder)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                  *emu.packages]]
+    else:
+        if shutil.which("npm") is None:
+            raise TargetError(f"{emu.name} needs Node.js and npm, which are not on PATH")
+        steps = [["npm", "install", "--prefix", str(folder), "--no-audit", "--no-fund", "--silent",
+                  *emu.packages]]
+    with open(folder / "install.log", "ab") as log:
+        for step in steps:
+            if subprocess.run(step, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode:
+                raise TargetError(f"installing {emu.name} {emu.version} failed (see {folder / 'install.log'})")
+    marker.write_text(json.dumps(list(emu.packages)))
+    return folder
+
+
+def start(emu: Emulator, home: Path = EMULATORS_HOME, faketime: FakeTime | None = None,
+          say=lambda message: None) -> LocalServer:
+    """Install if need be, then serve `emu` on a free port of 127.0.0.1 (under libfaketime if `faketime`)."""
+    folder = install(emu, home, say)
+    port = free_port()
+    scratch = None
+    if any("{scratch}" in value for value in emu.env.values()):
+        scratch = (folder / f"run-{port}").resolve()
+        scratch.mkdir(parents=True, exist_ok=True)
+    env = {key: value.format(port=port, scratch=scratch) for key, value in emu.env.items()}
+    if faketime is not None:
+        env.update(faketime.env)
+    log = folder / "server.log" if emu.installer != "project" else None
+    return LocalServer(emu.name, emu.command(folder, port), port, env=env, log=log,
+                       start_timeout=emu.start_timeout, scratch=scratch)
+
+
+def start_moto_server(faketime: FakeTime | None = None) -> LocalServer:
+    return start(EMULATORS["moto-server"], faketime=faketime)

@@ -1,0 +1,143 @@
+"""The emulator matrix: installing and starting emulators on loopback, the time-travel probe, the README table."""
+
+import datetime
+import shutil
+import subprocess
+import sys
+
+import boto3
+import pytest
+
+from adapters import emulators
+from adapters.base import TargetError
+from adapters.endpoint import EmulatorTarget, TimeTravelUnsupported
+from conformance import matrix
+from model.rules import rules_for
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The local addresses of the sockets listening on `port`, from the kernel's own tables."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, hex_port = local.split(":")
+                if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                    found.add(address)
+    return found
+
+
+LOOPBACK_V4 = "0100007F"  # 127.0.0.1 as /proc/net/tcp writes it
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="Node.js and npm are needed for the npm emulators")
+def test_an_npm_emulator_is_installed_in_its_own_folder_and_served_on_loopback_only(tmp_path):
+    emu = emulators.EMULATORS["fauxqs"]
+    server = emulators.start(emu, home=tmp_path)
+    try:
+        assert (tmp_path / "fauxqs-1.9.2" / "node_modules" / "fauxqs").is_dir()
+        assert listening_addresses(server.port) == {LOOPBACK_V4}
+        client = boto3.client("sqs", endpoint_url=server.url, region_name="us-east-1",
+                              aws_access_key_id="x", aws_secret_access_key="x")
+        url = client.create_queue(QueueName="matrix-test")["QueueUrl"]
+        client.send_message(QueueUrl=url, MessageBody="hello")
+        assert client.receive_message(QueueUrl=url)["Messages"][0]["Body"] == "hello"
+    finally:
+        server.stop()
+    assert server.process.poll() is not None
+    installed_at = (tmp_path / "fauxqs-1.9.2" / "installed.json").stat().st_mtime
+    emulators.install(emu, home=tmp_path)  # already there: nothing is done again
+    assert (tmp_path / "fauxqs-1.9.2" / "installed.json").stat().st_mtime == installed_at
+
+
+def test_a_failed_install_is_one_line_naming_its_log(tmp_path):
+    broken = emulators.Emulator("ministack", "0.0.0-none", "pip", ("ministack==0.0.0-none",))
+    with pytest.raises(TargetError, match=r"installing ministack 0.0.0-none failed \(see .*install.log\)"):
+        emulators.install(broken, home=tmp_path)
+    assert not (tmp_path / "ministack-0.0.0-none" / "installed.json").exists()
+
+
+def test_an_unknown_emulator_is_refused_in_one_line():
+    with pytest.raises(TargetError, match="unknown emulator 'nope'; known: moto-server, localstack"):
+        emulators.emulator("nope")
+    result = subprocess.run([sys.executable, "-m", "conformance", "matrix", "--emulator", "nope", "--no-readme"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "unknown emulator nope" in result.stderr
+
+
+def test_an_emulator_whose_clock_libfaketime_cannot_move_is_refused_for_time_travel(monkeypatch):
+    """moto's server with a libfaketime that moves nothing stands for an emulator timing on the monotonic clock:
+    the probe must notice that the hidden message never came back, and the server must be stopped."""
+    from adapters import servers
+
+    monkeypatch.setattr(servers.FakeTime, "shift", lambda self, offset: self.file.write_text("+0\n"))
+    started = []
+    real_start = emulators.start
+    monkeypatch.setattr(emulators, "start", lambda *a, **k: started.append(real_start(*a, **k)) or started[-1])
+    with pytest.raises(TimeTravelUnsupported, match="stayed hidden after the clock moved 31 s"):
+        EmulatorTarget("moto-server", time_travel=True)
+    assert started and started[0].process.poll() is not None
+
+
+def test_the_matrix_checks_on_a_real_clock_what_cannot_travel_in_time(monkeypatch, tmp_path):
+    """Stands the model in for the emulator, so the fallback and the cell's verdicts come from a real run."""
+    from adapters.model_target import ModelTarget
+
+    asked = []
+
+    def make_targets(spec, profile, jobs=1, say=None):
+        asked.append((spec, jobs))
+        if spec.endswith(":faketime"):
+            raise TimeTravelUnsupported("its timers do not follow the wall clock")
+        return [ModelTarget(profile) for _ in range(jobs)]
+
+    monkeypatch.setattr(matrix, "make_targets", make_targets)
+    cell = matrix.check("local-aws-sqs", "sqs-standard", examples=3, steps=5, seed=1, out_dir=tmp_path)
+    assert asked == [("local-aws-sqs:faketime", 1), ("local-aws-sqs", matrix.REAL_CLOCK_JOBS)]
+    assert cell.clock == "real" and not cell.error and cell.cases >= 3
+    assert set(cell.verdicts) == {r.id for r in rules_for("sqs-standard")}
+    assert "diverges" not in cell.verdicts.values() and "conforms" in cell.verdicts.values()
+    assert (tmp_path / "local-aws-sqs" / "sqs-standard" / "trace.jsonl").is_file()
+
+
+def test_an_emulator_that_does_not_start_is_a_cell_with_its_error(monkeypatch, tmp_path):
+    def make_targets(spec, profile, jobs=1, say=None):
+        raise TargetError("localstack exited at start (exit code 1)")
+
+    monkeypatch.setattr(matrix, "make_targets", make_targets)
+    cell = matrix.check("localstack", "sqs-fifo", examples=3, steps=5, seed=1, out_dir=tmp_path)
+    assert cell.error == "localstack exited at start (exit code 1)" and not cell.verdicts
+
+
+def cells():
+    rules = [r.id for r in rules_for("sqs-standard")]
+    good = matrix.Cell("fauxqs", "sqs-standard", "1.9.2", "libfaketime", 12.0, 40,
+                       {r: "conforms" for r in rules} | {"VIS-TERMINATE": "diverges", "VIS-CEILING": "not exercised"})
+    broken = matrix.Cell("localstack", "sqs-standard", error="localstack exited at start (exit code 1)")
+    return [good, broken]
+
+
+def test_the_matrix_table_has_a_row_per_rule_and_a_column_per_emulator():
+    text = matrix.markdown(cells(), "sqs-conformance matrix", datetime.date(2026, 11, 21))
+    assert "Checked on 2026-11-21 with `sqs-conformance matrix`" in text
+    assert "| rule | fauxqs 1.9.2 | localstack |" in text
+    assert "| VIS-TERMINATE | **✗** | — |" in text
+    assert "| VIS-CEILING | · | — |" in text
+    assert "| VIS-EXTEND-NONADDITIVE | ✓ | — |" in text
+    assert "| diverging rules | 1 | — |" in text
+    assert "- localstack (sqs-standard) was not checked: localstack exited at start (exit code 1)" in text
+    assert sum(line.startswith("| ") for line in text.splitlines()) == len(rules_for("sqs-standard")) + 4
+
+
+def test_the_readme_section_is_replaced_and_the_rest_kept(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("# Title\n\nIntro.\n")
+    matrix.write_into(readme, "first table\n")
+    assert readme.read_text() == (f"# Title\n\nIntro.\n\n## Emulator matrix\n\n{matrix.START}\nfirst table\n"
+                                  f"{matrix.END}\n")
+    readme.write_text(readme.read_text() + "\n## After\n\nKept.\n")
+    matrix.write_into(readme, "second table\n")
+    text = readme.read_text()
+    assert "second table" in text and "first table" not in text
+    assert text.startswith("# Title\n\nIntro.\n") and text.endswith("## After\n\nKept.\n")
