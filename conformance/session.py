@@ -13,7 +13,7 @@ from conformance.translate import IdMap
 from model import Divergence, Model
 from model.core import ModelUsageError
 from model.outcomes import Verdict
-from model.state import Timing
+from model.state import Hidden, Timing
 from model.values import ChangeOk, Operation, PeekOk, ReceiveOk, Response, Unknown
 
 _WALL_ZERO = time.time() - time.perf_counter()  # wall clock from perf_counter: immune to a faked time.time
@@ -36,6 +36,7 @@ class Step:
     verdict: Verdict
     advanced: float = 0.0  # time advanced just before this step
     views: dict[str, Any] = field(default_factory=dict)  # the model's expected windows right after the step
+    reappeared: list[dict[str, Any]] = field(default_factory=list)  # in-flight messages this receive returned
 
 
 @dataclass
@@ -114,8 +115,9 @@ class Session:
         except ModelUsageError as error:  # the suite asked something outside the profile: a bug of the suite
             raise RuntimeError(f"the engine sent {op} outside profile {self.profile}: {error}") from error
         self.ids.bind_fresh(verdict.outcome, response)
+        before = self.steps[-1].views if self.steps else {}
         step = Step(len(self.steps), op, sent, response, invoke, complete, verdict, self._advanced,
-                    self._views())
+                    self._views(), _reappeared(observed, before, invoke))
         self._advanced = 0.0
         self.steps.append(step)
         self.tallies.add(verdict)
@@ -154,7 +156,24 @@ class Session:
             "rules": list(verdict.outcome.rules),
             "divergences": [_divergence(d) for d in verdict.divergences],
             "notes": [_divergence(n) for n in verdict.outcome.notes],
+            "views": step.views,
+            "reappeared": step.reappeared,
         }
+
+
+def _reappeared(observed: Response, before: dict[str, Any], invoke: float) -> list[dict[str, Any]]:
+    """Messages this receive returned that the model had in flight: each with its deadline (the latest it may
+    be) and how long after it the returning receive began, an upper bound of how late the message came back."""
+    if not isinstance(observed, ReceiveOk):
+        return []
+    found = []
+    for message in observed.messages:
+        windows = before.get(message.message_id)
+        if windows and all(hidden == Hidden.RECEIPT.value for hidden, _ in windows):
+            deadline = max(visible_at for _, visible_at in windows)
+            found.append({"message": message.message_id, "deadline": deadline,
+                          "lateness": round(invoke - deadline, 6)})
+    return found
 
 
 def _rebase(response: Response, origin: float) -> Response:

@@ -12,7 +12,7 @@ from tests.conformance.planted import WrongMalformedHandleCode
 
 FIELDS = {"schema", "run_id", "target", "target_version", "profile", "clock", "tolerance", "case", "step", "final",
           "operation", "response", "invoke", "complete", "invoke_wall", "complete_wall", "verdict", "rules",
-          "divergences", "notes"}
+          "divergences", "notes", "views", "reappeared"}
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +31,24 @@ def test_every_step_is_one_json_line_with_the_documented_fields(conforming_trace
         assert set(record) == FIELDS
         assert record["complete"] >= record["invoke"] and record["complete_wall"] >= record["invoke_wall"]
         assert record["verdict"] in ("ok", "note", "divergence")
+
+
+def test_a_reappearance_is_measured_from_the_deadline_the_step_before_held(conforming_trace):
+    path, _ = conforming_trace
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    previous = {(r["run_id"], r["case"], r["step"]): r for r in records}
+    measured = 0
+    for record in records:
+        for seen in record["reappeared"]:
+            windows = previous[(record["run_id"], record["case"], record["step"] - 1)]["views"][seen["message"]]
+            assert all(hidden == "receipt" for hidden, _ in windows)
+            assert seen["deadline"] == max(at for _, at in windows)
+            assert seen["lateness"] == pytest.approx(record["invoke"] - seen["deadline"])
+            assert seen["lateness"] >= 0  # the model never returns a message before its deadline
+            measured += 1
+        if record["operation"]["type"] != "ReceiveMessage":
+            assert record["reappeared"] == []
+    assert measured > 10
 
 
 def test_check_passes_a_conforming_trace(conforming_trace):
