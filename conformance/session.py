@@ -122,7 +122,7 @@ class Session:
         self.steps.append(step)
         self.tallies.add(verdict)
         if self.trace is not None:
-            self.trace.write(self._record(step, wall_invoke, wall_complete))
+            self.trace.write(self._record(step, wall_invoke, wall_complete, _returned(observed)))
         return step
 
     def _views(self) -> dict[str, Any]:
@@ -133,7 +133,8 @@ class Session:
                 views[message.id] = sorted({(s.hidden.value, round(s.visible_at, 3)) for s in message.states})
         return views
 
-    def _record(self, step: Step, wall_invoke: float, wall_complete: float) -> dict[str, Any]:
+    def _record(self, step: Step, wall_invoke: float, wall_complete: float, returned: list[str]
+                ) -> dict[str, Any]:
         verdict = step.verdict
         return {
             "schema": SCHEMA_VERSION,
@@ -157,8 +158,16 @@ class Session:
             "divergences": [_divergence(d) for d in verdict.divergences],
             "notes": [_divergence(n) for n in verdict.outcome.notes],
             "views": step.views,
+            "returned": returned,
             "reappeared": step.reappeared,
         }
+
+
+def _returned(observed: Response) -> list[str]:
+    """The messages (model ids) a receive or peek returned."""
+    if isinstance(observed, (ReceiveOk, PeekOk)):
+        return [m.message_id for m in observed.messages]
+    return []
 
 
 def _reappeared(observed: Response, before: dict[str, Any], invoke: float) -> list[dict[str, Any]]:

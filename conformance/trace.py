@@ -14,7 +14,7 @@ from typing import IO, Any, Iterator
 
 from model import values
 
-SCHEMA_VERSION = 2  # 2 added `views` and `reappeared`
+SCHEMA_VERSION = 2  # 2 added `views`, `returned` and `reappeared`
 _TYPES = {name: getattr(values, name) for name in (
     "CreateQueue", "SetQueueAttributes", "GetQueueAttributes", "SendMessage", "ReceiveMessage",
     "ChangeMessageVisibility", "ChangeEntry", "ChangeMessageVisibilityBatch", "DeleteMessage", "DeleteEntry",

@@ -12,7 +12,7 @@ from tests.conformance.planted import WrongMalformedHandleCode
 
 FIELDS = {"schema", "run_id", "target", "target_version", "profile", "clock", "tolerance", "case", "step", "final",
           "operation", "response", "invoke", "complete", "invoke_wall", "complete_wall", "verdict", "rules",
-          "divergences", "notes", "views", "reappeared"}
+          "divergences", "notes", "views", "returned", "reappeared"}
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +45,7 @@ def test_a_reappearance_is_measured_from_the_deadline_the_step_before_held(confo
             assert seen["deadline"] == max(at for _, at in windows)
             assert seen["lateness"] == pytest.approx(record["invoke"] - seen["deadline"])
             assert seen["lateness"] >= 0  # the model never returns a message before its deadline
+            assert seen["message"] in record["returned"]
             measured += 1
         if record["operation"]["type"] != "ReceiveMessage":
             assert record["reappeared"] == []
