@@ -83,13 +83,15 @@ def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs
 @click.option("--shrink-seconds", type=click.FloatRange(1, 3600), default=None,
               help="at most this long shrinking each round's divergences [default: Hypothesis' 300 on a virtual "
                    "clock, 30 on a real one, where every replay waits]")
+@click.option("--report", "report_dir", default=None, metavar="DIR",
+              help="then build the conformance report (Spark) from every trace under --out into DIR")
 @click.option("--jobs", type=click.IntRange(1, 64), default=None,
               help="concurrent jobs, each on its own queues, so that real-clock waits overlap "
                    "[default: 4 on a real clock, else 1]")
 @endpoint_options
 def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | None, out_dir: Path,
-        tolerate: tuple[str, ...], no_shrink: bool, shrink_seconds: float | None, jobs: int | None, **endpoint
-        ) -> None:
+        tolerate: tuple[str, ...], no_shrink: bool, shrink_seconds: float | None, report_dir: str | None,
+        jobs: int | None, **endpoint) -> None:
     """Generate operation sequences, send them to TARGET and to the model, report every divergence."""
     from conformance import report, runner
 
@@ -126,6 +128,8 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     if hasattr(target, "requests"):  # a service that bills by the request
         console.print(f"{target.requests:,} requests sent; at public SQS pricing about "
                       f"${target.cost_estimate(PROFILES[profile].fifo):.4f}")
+    if report_dir is not None:
+        _report([str(out_dir)], report_dir, None)
     sys.exit(0 if result.conforms else 1)
 
 
@@ -290,6 +294,35 @@ def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int,
                 emulator_matrix.write_into(readme, emulator_matrix.markdown(cells, command, datetime.date.today()))
     console.print(emulator_matrix.markdown(cells, command, datetime.date.today()), markup=False)
     sys.exit(1 if any(c.error for c in cells) else 0)
+
+
+@main.command()
+@click.argument("traces", nargs=-1, required=True)
+@click.option("--out", "out_dir", required=True, metavar="DIR",
+              help="where the tables (Parquet), report.html and junit.xml go; kept and updated by later runs")
+@click.option("--master", default=None, metavar="URL",
+              help="a Spark cluster (spark://…, yarn, k8s://…) [default: local[*] on 127.0.0.1]")
+def report(traces: tuple[str, ...], out_dir: str, master: str | None) -> None:
+    """Build the conformance report from TRACES (files, directories, globs; any Hadoop path such as s3a://…)."""
+    _report(list(traces), out_dir, master)
+
+
+def _report(traces: list[str], out_dir: str, master: str | None) -> None:
+    from reports.spark import ReportError, session
+
+    try:
+        from reports.job import build
+
+        spark = session(master)
+        summary = build(spark, traces, out_dir)
+    except ReportError as error:
+        raise OneLineError(str(error)) from None
+    except ImportError as error:
+        raise OneLineError(f"the reports need PySpark ({error}); pip install -e . installs it") from None
+    console.print(f"report: {summary.report}  (JUnit: {summary.junit})")
+    console.print(f"{summary.files} trace files ({summary.new_files} new or changed), {summary.steps:,} steps, "
+                  f"{summary.divergences} distinct divergences, {summary.quarantined:,} malformed lines "
+                  f"quarantined")
 
 
 @main.command()

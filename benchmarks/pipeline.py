@@ -1,0 +1,153 @@
+"""The reports job on synthetic trace corpora, against DuckDB on the same input in the same session.
+
+For each corpus size it prints:
+- end to end: `sqs-conformance report CORPUS --out DIR` as a user runs it, JVM start included;
+- steady state: the same job in an already started SparkSession (JSON parsing, the tables, the report), events/s;
+- the DuckDB baseline: the same lines read with an explicit schema into Parquet steps and the matrix table;
+- steady ratio = Spark events/s ÷ DuckDB events/s;
+- a rerun with nothing new (the tables are kept: only the derived tables and the report are rebuilt).
+
+    pip install -e '.[bench]'
+    python benchmarks/pipeline.py [--events 100000 1000000] [--files 8] [--master local[2]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from model.rules import rules_for  # noqa: E402
+
+TARGETS = [("moto", "5.2.1", "virtual"), ("localstack", "4.13.1", "shifted"), ("aws", "", "real")]
+OPERATIONS = ["SendMessage", "ReceiveMessage", "ChangeMessageVisibility", "DeleteMessage", "CreateQueue"]
+
+
+def corpus(folder: Path, events: int, files: int, seed: int = 1) -> None:
+    """`events` trace lines of the engine's schema, spread over `files` runs: about 2% divergences and one
+    reappearance in ten receives, with the rule ids of the catalogue."""
+    rng = random.Random(seed)
+    rules = [r.id for r in rules_for("sqs-standard")]
+    folder.mkdir(parents=True)
+    per_file = events // files
+    for f in range(files):
+        target, version, clock = TARGETS[f % len(TARGETS)]
+        run_id = f"run{f:04d}"
+        with (folder / f"{run_id}.jsonl").open("w") as out:
+            for i in range(per_file):
+                case, index = divmod(i, 20)
+                op = rng.choice(OPERATIONS)
+                diverges = rng.random() < 0.02
+                rule = rng.choice(rules)
+                invoke = index * 1.5
+                record = {
+                    "schema": 2, "run_id": run_id, "target": target, "target_version": version,
+                    "profile": "sqs-standard", "clock": clock, "tolerance": 0.5, "case": case, "step": index,
+                    "final": diverges and rng.random() < 0.3, "operation": {"type": op, "queue": "q"},
+                    "response": {"type": "Error" if diverges else "Ok"}, "invoke": invoke,
+                    "complete": invoke + rng.expovariate(200), "invoke_wall": 1.8e9 + i, "complete_wall": 1.8e9 + i,
+                    "verdict": "divergence" if diverges else "ok", "rules": [rule, rng.choice(rules)],
+                    "divergences": [{"rules": [rule], "expected": "ChangeOk", "observed": "error X",
+                                     "message_ids": ["m1"]}] if diverges else [],
+                    "notes": [], "views": {"m1": [["receipt", invoke + 30]], "m2": [["none", 0.0]]},
+                    "returned": ["m1"] if op == "ReceiveMessage" else [],
+                    "reappeared": [{"message": "m1", "deadline": invoke - 0.3, "lateness": rng.expovariate(4)}]
+                    if op == "ReceiveMessage" and rng.random() < 0.1 else [],
+                }
+                out.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+
+def end_to_end(folder: Path, out: Path, master: str | None) -> float:
+    command = [sys.executable, "-m", "conformance", "report", str(folder), "--out", str(out)]
+    if master:
+        command += ["--master", master]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"the report job failed: {done.stderr.strip().splitlines()[-1]}")
+    return time.perf_counter() - start
+
+
+def steady(spark, folder: Path, out: Path) -> float:
+    from reports.job import build
+
+    start = time.perf_counter()
+    build(spark, [str(folder)], str(out))
+    return time.perf_counter() - start
+
+
+def duckdb_baseline(folder: Path, out: Path) -> float:
+    """What the job's first stage and its matrix do, in DuckDB: read with an explicit schema, keep Parquet,
+    count rule × target."""
+    import duckdb
+
+    out.mkdir(parents=True)
+    columns = {"run_id": "VARCHAR", "target": "VARCHAR", "target_version": "VARCHAR", "profile": "VARCHAR",
+               "clock": "VARCHAR", "case": "BIGINT", "step": "BIGINT", "final": "BOOLEAN",
+               "operation": "STRUCT(type VARCHAR)", "response": "STRUCT(type VARCHAR)", "invoke": "DOUBLE",
+               "complete": "DOUBLE", "invoke_wall": "DOUBLE", "verdict": "VARCHAR", "rules": "VARCHAR[]",
+               "divergences": "STRUCT(rules VARCHAR[], expected VARCHAR, observed VARCHAR)[]",
+               "views": "JSON", "returned": "VARCHAR[]",
+               "reappeared": "STRUCT(message VARCHAR, deadline DOUBLE, lateness DOUBLE)[]"}
+    spec = "{" + ", ".join(f"'{k}': '{v}'" for k, v in columns.items()) + "}"
+    start = time.perf_counter()
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE steps AS SELECT * FROM read_json('{folder}/*.jsonl', format='newline_delimited', "
+                f"columns={spec}, ignore_errors=true)")
+    con.execute(f"COPY steps TO '{out}/steps.parquet' (FORMAT parquet)")
+    con.execute(f"""COPY (
+        SELECT target, target_version, profile, rule, count(*) AS exercised,
+               sum(CASE WHEN list_contains(diverged, rule) THEN 1 ELSE 0 END) AS diverging
+        FROM (SELECT target, target_version, profile, unnest(list_distinct(list_concat(rules, diverged))) AS rule,
+                     diverged
+              FROM (SELECT *, list_transform(divergences, d -> d.rules[1]) AS diverged FROM steps))
+        GROUP BY ALL) TO '{out}/matrix.parquet' (FORMAT parquet)""")
+    con.close()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--files", type=int, default=8)
+    parser.add_argument("--master", default=None, help="e.g. local[2] (default: local[*])")
+    args = parser.parse_args()
+    try:
+        import duckdb  # noqa: F401
+    except ImportError:
+        sys.exit("the baseline needs DuckDB: pip install -e '.[bench]'")
+    from reports.spark import session
+
+    spark = session(args.master)
+    work = Path(tempfile.mkdtemp(prefix="pipeline-bench-"))
+    try:
+        for events in args.events:
+            folder = work / f"corpus-{events}"
+            corpus(folder, events, args.files)
+            size = sum(f.stat().st_size for f in folder.iterdir()) / 1e6
+            e2e = end_to_end(folder, work / f"e2e-{events}", args.master)
+            warm = steady(spark, folder, work / f"steady-{events}")
+            rerun = steady(spark, folder, work / f"steady-{events}")
+            baseline = duckdb_baseline(folder, work / f"duckdb-{events}")
+            print(f"{events:>9,} events ({size:,.0f} MB in {args.files} files)")
+            print(f"  end to end (JVM start included): {e2e:6.1f} s")
+            print(f"  steady state, Spark:              {warm:6.1f} s  {events / warm:>10,.0f} events/s")
+            print(f"  baseline, DuckDB:                 {baseline:6.1f} s  {events / baseline:>10,.0f} events/s")
+            print(f"  steady ratio Spark / DuckDB:      {baseline / warm:6.2f}")
+            print(f"  rerun with nothing new:           {rerun:6.1f} s")
+            shutil.rmtree(folder)
+    finally:
+        spark.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

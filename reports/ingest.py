@@ -1,0 +1,190 @@
+"""Trace files into the `steps` table, incrementally.
+
+Each trace file is read once per version of it (its length and modification time): its steps go to the
+partition `source=<id of the file>` of `steps`, its malformed lines to the same partition of `quarantine`. A file
+that grew (traces are appended to) has its partitions replaced; files already read are not parsed again. The
+manifest is written last, so a job stopped midway reads the same files again next time, and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType, BooleanType, DoubleType, IntegerType, LongType, StringType, StructField, StructType,
+)
+
+from reports import files
+from reports.spark import ReportError
+
+VERDICTS = ("ok", "note", "unknown", "divergence")
+TRACE_SUFFIX = ".jsonl"
+CORRUPT = "_corrupt_line"
+
+_DIVERGENCE = StructType([
+    StructField("rules", ArrayType(StringType())),
+    StructField("expected", StringType()),
+    StructField("observed", StringType()),
+    StructField("message_ids", ArrayType(StringType())),
+])
+
+# The trace schema of the README, schema versions 1 and 2 (version 1 lacks the last three fields). Objects whose
+# fields vary with their type are kept as the few fields the tables need; `views` is kept as its JSON text.
+TRACE_SCHEMA = StructType([
+    StructField("schema", IntegerType()),
+    StructField("run_id", StringType()),
+    StructField("target", StringType()),
+    StructField("target_version", StringType()),
+    StructField("profile", StringType()),
+    StructField("clock", StringType()),
+    StructField("tolerance", DoubleType()),
+    StructField("case", LongType()),
+    StructField("step", LongType()),
+    StructField("final", BooleanType()),
+    StructField("operation", StructType([StructField("type", StringType()), StructField("queue", StringType())])),
+    StructField("response", StructType([StructField("type", StringType()), StructField("code", StringType())])),
+    StructField("invoke", DoubleType()),
+    StructField("complete", DoubleType()),
+    StructField("invoke_wall", DoubleType()),
+    StructField("complete_wall", DoubleType()),
+    StructField("verdict", StringType()),
+    StructField("rules", ArrayType(StringType())),
+    StructField("divergences", ArrayType(_DIVERGENCE)),
+    StructField("notes", ArrayType(_DIVERGENCE)),
+    StructField("views", StringType()),
+    StructField("returned", ArrayType(StringType())),
+    StructField("reappeared", ArrayType(StructType([
+        StructField("message", StringType()), StructField("deadline", DoubleType()),
+        StructField("lateness", DoubleType())]))),
+])
+REQUIRED = ("run_id", "target", "profile", "case", "step", "operation", "response", "invoke", "complete",
+            "verdict")
+
+
+@dataclass(frozen=True)
+class TraceFile:
+    path: str  # fully qualified (file:/…, s3a://…)
+    uri: str  # the same, escaped as Spark names a row's file
+    length: int
+    modified: int
+
+    @property
+    def source(self) -> str:
+        return hashlib.sha1(self.path.encode()).hexdigest()[:16]
+
+
+def find_traces(spark: SparkSession, inputs: list[str]) -> list[TraceFile]:
+    """Trace files named, globbed, or found under a directory (`*.jsonl`, recursively), on any file system
+    Hadoop knows (local paths, hdfs://, s3a://…)."""
+    found: dict[str, TraceFile] = {}
+    for given in inputs:
+        try:
+            path, fs = files.file_system(spark, given)
+            statuses = fs.globStatus(path)
+        except Exception as error:  # py4j carries the Java exception; its first line says what is wrong
+            raise ReportError(f"cannot read {given}: {str(error).splitlines()[0]}") from None
+        if not statuses:
+            raise ReportError(f"no trace files at {given}")
+        for status in statuses:
+            if status.isDirectory():
+                listing = fs.listFiles(status.getPath(), True)
+                while listing.hasNext():
+                    f = listing.next()
+                    if f.getPath().getName().endswith(TRACE_SUFFIX):
+                        _add(found, f)
+            else:
+                _add(found, status)
+    if not found:
+        raise ReportError(f"no {TRACE_SUFFIX} trace files under {', '.join(inputs)}")
+    return sorted(found.values(), key=lambda t: t.path)
+
+
+def _add(found: dict[str, TraceFile], status) -> None:
+    path = status.getPath()
+    found[path.toString()] = TraceFile(path.toString(), _same_file_uri(path.toUri().toString()), status.getLen(),
+                                       status.getModificationTime())
+
+
+def _same_file_uri(uri):
+    """Hadoop writes a local file's URI `file:///x` or `file:/x` depending on how it was named; Spark names a
+    row's file the second way. Works on a string or a column, so both sides match."""
+    if isinstance(uri, str):
+        return re.sub("^file:///", "file:/", uri)
+    return F.regexp_replace(uri, "^file:///", "file:/")
+
+
+def read_manifest(spark: SparkSession, tables: str) -> dict[str, TraceFile]:
+    text = files.read_text(spark, f"{tables}/_ingested.json")
+    if text is None:
+        return {}
+    try:
+        return {d["path"]: TraceFile(**d) for d in json.loads(text)}
+    except (ValueError, KeyError, TypeError):
+        raise ReportError(f"{tables}/_ingested.json is damaged: remove {tables} to rebuild the tables") from None
+
+
+def ingest(spark: SparkSession, traces: list[TraceFile], tables: str) -> list[TraceFile]:
+    """Parse the traces that are new or changed since the last run into `steps` and `quarantine`; returns
+    them. Traces read before and unchanged are left as they are."""
+    manifest = read_manifest(spark, tables)
+    fresh = [t for t in traces if manifest.get(t.path) != t]
+    if not fresh:
+        return []
+    for trace in fresh:  # a file that grew is read again whole
+        for table in ("steps", "quarantine"):
+            files.delete(spark, f"{tables}/{table}/source={trace.source}")
+    lines = parse(spark, [t.path for t in fresh], {t.uri: t.source for t in fresh}).cache()
+    try:
+        if lines.where(F.col("source").isNull()).limit(1).count():  # would leave steps no re-read could replace
+            raise ReportError("a trace line's file matched none of the files listed (a bug of the reports job)")
+        steps_of(lines).write.mode("append").partitionBy("source").parquet(f"{tables}/steps")
+        quarantine_of(lines).write.mode("append").partitionBy("source").parquet(f"{tables}/quarantine")
+    finally:
+        lines.unpersist()
+    manifest.update({t.path: t for t in fresh})
+    files.write_text(spark, f"{tables}/_ingested.json",
+                     json.dumps([asdict(t) for t in manifest.values()], indent=1))
+    return fresh
+
+
+def parse(spark: SparkSession, paths: list[str], sources: dict[str, str]) -> DataFrame:
+    """Every line of `paths` with the schema, its file, its source (from `sources`, by the file's URI) and why
+    it is malformed (null when it is not)."""
+    raw = (spark.read.schema(StructType([*TRACE_SCHEMA.fields, StructField(CORRUPT, StringType())]))
+           .option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+           .json(paths)
+           .withColumn("file", _same_file_uri(F.col("_metadata.file_path"))))
+    source_of = F.create_map(*[F.lit(x) for pair in sources.items() for x in pair])
+    missing = [F.when(F.col(name).isNull(), F.lit(name)) for name in REQUIRED]
+    reason = (F.when(F.col(CORRUPT).isNotNull(), F.lit("not a JSON object of the trace schema"))
+              .when(F.concat_ws(", ", *missing) != "", F.concat(F.lit("missing "), F.concat_ws(", ", *missing)))
+              .when(~F.col("verdict").isin(*VERDICTS), F.concat(F.lit("unknown verdict "), F.col("verdict"))))
+    return (raw.withColumn("problem", reason)
+            .withColumn("source", source_of[F.col("file")]))
+
+
+def steps_of(lines: DataFrame) -> DataFrame:
+    return (lines.where(F.col("problem").isNull())
+            .select("source", "file", "run_id", "target", F.coalesce("target_version", F.lit("")).alias(
+                "target_version"), "profile", F.coalesce("clock", F.lit("virtual")).alias("clock"),
+                F.coalesce("tolerance", F.lit(0.0)).alias("tolerance"), "case", "step",
+                F.coalesce("final", F.lit(False)).alias("final"),
+                F.col("operation.type").alias("op_type"), F.col("response.type").alias("response_type"),
+                F.col("response.code").alias("error_code"), "invoke", "complete",
+                (F.col("complete") - F.col("invoke")).alias("latency"), "invoke_wall", "verdict",
+                F.coalesce("rules", F.array().cast("array<string>")).alias("rules"),
+                F.coalesce("divergences", F.array().cast(ArrayType(_DIVERGENCE))).alias("divergences"),
+                "views", F.coalesce("returned", F.array().cast("array<string>")).alias("returned"),
+                "reappeared"))
+
+
+def quarantine_of(lines: DataFrame) -> DataFrame:
+    return (lines.where(F.col("problem").isNotNull())
+            .select("source", "file", "problem",
+                    F.substring(F.coalesce(F.col(CORRUPT), F.to_json(F.struct("run_id", "case", "step"))), 1,
+                                500).alias("line")))

@@ -1,0 +1,106 @@
+"""The reports job: traces → Parquet tables → `report.html` and `junit.xml`.
+
+Run it as `sqs-conformance report TRACES… --out DIR`, or under spark-submit:
+`spark-submit reports/job.py TRACES… --out DIR` (the session spark-submit made is used as it is).
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from reports import files, ingest, junit, page, tables
+
+QUARANTINE_SAMPLE = 20
+
+
+@dataclass
+class Summary:
+    report: str
+    junit: str
+    files: int
+    new_files: int
+    steps: int
+    quarantined: int
+    divergences: int
+
+
+def build(spark: SparkSession, inputs: list[str], out: str) -> Summary:
+    store = f"{out}/tables"
+    traces = ingest.find_traces(spark, inputs)
+    fresh = ingest.ingest(spark, traces, store)
+    steps = spark.read.parquet(f"{store}/steps").cache()
+    try:
+        derived = {"matrix": tables.matrix(steps), "divergences": tables.divergences(steps),
+                   "timing": tables.timing(steps)}
+        for name, frame in derived.items():
+            frame.write.mode("overwrite").parquet(f"{store}/{name}")
+        data = _collect(spark, store, steps)
+    finally:
+        steps.unpersist()
+    report, xml = f"{out}/report.html", f"{out}/junit.xml"
+    files.write_text(spark, report, page.render(data))
+    files.write_text(spark, xml, junit.render(data.matrix, data.divergences))
+    return Summary(report, xml, len(traces), len(fresh), data.steps, data.quarantined, len(data.divergences))
+
+
+def _rows(frame: DataFrame) -> list[dict]:
+    return [row.asDict(recursive=True) for row in frame.collect()]
+
+
+def _collect(spark: SparkSession, store: str, steps: DataFrame) -> page.ReportData:
+    divergences = _rows(spark.read.parquet(f"{store}/divergences"))
+    quarantine = _quarantine(spark, store)
+    counts = steps.agg(F.count(F.lit(1)).alias("steps"), F.countDistinct("run_id").alias("runs"),
+                       F.countDistinct("file").alias("files")).first()
+    return page.ReportData(
+        generated=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        files=counts["files"], steps=counts["steps"], runs=counts["runs"],
+        matrix=_rows(spark.read.parquet(f"{store}/matrix")), divergences=divergences,
+        timing=_rows(spark.read.parquet(f"{store}/timing")),
+        lateness_bars=_rows(tables.lateness_histogram(steps)), latency_bars=_rows(tables.latency_histogram(steps)),
+        quarantined=quarantine.count(),
+        quarantine_sample=_rows(quarantine.orderBy("file").limit(QUARANTINE_SAMPLE)),
+        cases=_minimal_cases(spark, steps, divergences))
+
+
+def _quarantine(spark: SparkSession, store: str) -> DataFrame:
+    """The quarantined lines; an empty table when no run ever had one (Parquet keeps no schema for nothing)."""
+    where = f"{store}/quarantine"
+    schema = StructType([StructField(name, StringType()) for name in ("file", "problem", "line", "source")])
+    has_rows = files.exists(spark, where) and any(
+        name.startswith("source=") for name in _names(spark, where))
+    return spark.read.parquet(where) if has_rows else spark.createDataFrame([], schema)
+
+
+def _names(spark: SparkSession, where: str) -> list[str]:
+    path, fs = files.file_system(spark, where)
+    return [status.getPath().getName() for status in fs.listStatus(path)]
+
+
+def _minimal_cases(spark: SparkSession, steps: DataFrame, divergences: list[dict]) -> dict[tuple, list[dict]]:
+    """The steps of each divergence's minimal case, for its timeline."""
+    pointers = {(d["minimal_case"]["file"], d["minimal_case"]["run_id"], d["minimal_case"]["case"])
+                for d in divergences}
+    if not pointers:
+        return {}
+    wanted = spark.createDataFrame(sorted(pointers), "file string, run_id string, case long")
+    cases: dict[tuple, list[dict]] = {}
+    for row in _rows(steps.join(F.broadcast(wanted), ["file", "run_id", "case"])
+                     .select("file", "run_id", "case", "step", "op_type", "response_type", "invoke", "complete",
+                             "views", "returned", "verdict")):
+        cases.setdefault((row["file"], row["run_id"], row["case"]), []).append(row)
+    return cases
+
+
+if __name__ == "__main__":  # spark-submit reports/job.py TRACES… --out DIR: the same command, its parser
+    import sys
+
+    from conformance.cli import entry
+
+    sys.argv[1:1] = ["report"]
+    entry()

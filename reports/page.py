@@ -1,0 +1,242 @@
+"""The conformance report as one static HTML file: no scripts, no fonts, no network; pictures are inline SVG."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from model.rules import CATALOGUE
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
+th{background:#f3f3f3}td.rule,th.rule{text-align:left;font-family:monospace}
+td.conforms{background:#c8ecc8}td.diverges{background:#f4b4b4;font-weight:bold}td.uncertain{background:#f7e7a6}
+td.none{background:#eee;color:#999}code,pre{background:#f6f6f6;padding:1px 4px}pre{padding:8px;overflow:auto}
+section.rule{border-top:1px solid #ddd;margin-top:1.5em}.muted{color:#777}svg{background:#fff}
+"""
+
+
+@dataclass
+class ReportData:
+    """What the report shows, collected from the tables (small: one row per target and rule, at most)."""
+
+    generated: str
+    files: int
+    steps: int
+    runs: int
+    matrix: list[dict[str, Any]]
+    divergences: list[dict[str, Any]]
+    timing: list[dict[str, Any]]
+    lateness_bars: list[dict[str, Any]]
+    latency_bars: list[dict[str, Any]]
+    quarantined: int
+    quarantine_sample: list[dict[str, Any]]
+    cases: dict[tuple, list[dict[str, Any]]] = field(default_factory=dict)  # minimal case -> its steps
+
+
+def column(row: dict[str, Any]) -> str:
+    return f"{row['target']} {row['target_version']} ({row['profile']})".replace(" ()", "")
+
+
+def verdict(cell: dict[str, Any] | None) -> str:
+    if cell is None or not cell["exercised"]:
+        return "none"
+    if cell["diverging"]:
+        return "diverges"
+    if cell["uncertain"] and not cell["conforming"]:
+        return "uncertain"
+    return "conforms"
+
+
+def render(data: ReportData) -> str:
+    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>SQS visibility conformance</title>"
+             f"<style>{CSS}</style></head><body>",
+             "<h1>SQS visibility-timeout conformance</h1>",
+             f"<p>{data.steps:,} steps of {data.runs:,} runs from {data.files:,} trace files; "
+             f"generated {escape(data.generated)}.</p>",
+             _quarantine(data), _matrix(data), _divergences(data), _timing(data), _rules(data),
+             "</body></html>"]
+    return "\n".join(p for p in parts if p)
+
+
+def _quarantine(data: ReportData) -> str:
+    if not data.quarantined:
+        return "<p>Malformed lines: none.</p>"
+    rows = "".join(f"<tr><td class=rule>{escape(q['file'])}</td><td class=rule>{escape(q['problem'])}</td>"
+                   f"<td class=rule><code>{escape(q['line'][:160])}</code></td></tr>" for q in data.quarantine_sample)
+    return (f"<h2 id=quarantine>Malformed lines: {data.quarantined:,} quarantined</h2>"
+            f"<p>They are kept in the <code>quarantine</code> table and left out of everything else.</p>"
+            f"<table><tr><th class=rule>file</th><th class=rule>problem</th><th class=rule>line</th></tr>{rows}"
+            f"</table>")
+
+
+def _rule_ids(data: ReportData) -> list[str]:
+    known = [r.id for r in CATALOGUE]
+    seen = {m["rule"] for m in data.matrix}
+    return [r for r in known if r in seen] + sorted(seen - set(known))
+
+
+def _matrix(data: ReportData) -> str:
+    columns = sorted({column(m) for m in data.matrix})
+    cells = {(m["rule"], column(m)): m for m in data.matrix}
+    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    rows = []
+    for rule_id in _rule_ids(data):
+        tds = []
+        for c in columns:
+            cell = cells.get((rule_id, c))
+            kind = verdict(cell)
+            text = "—" if kind == "none" else (
+                f"{cell['diverging']:,} of {cell['exercised']:,}" if kind == "diverges" else
+                f"{cell['conforming']:,}" + (f" +{cell['uncertain']:,}?" if cell["uncertain"] else ""))
+            tds.append(f"<td class={kind} title='{kind}'>{text}</td>")
+        rows.append(f"<tr><td class=rule><a href='#rule-{escape(rule_id)}'>{escape(rule_id)}</a></td>"
+                    + "".join(tds) + "</tr>")
+    return (f"<h2 id=matrix>Matrix</h2><p class=muted>Steps that exercised each rule: green conforming, red "
+            f"diverging (diverging of exercised), yellow only uncertain (no answer came), grey never exercised."
+            f"</p><table id=matrix-table><tr><th class=rule>rule</th>{head}</tr>{''.join(rows)}</table>")
+
+
+def _divergences(data: ReportData) -> str:
+    if not data.divergences:
+        return "<h2 id=divergences>Divergences</h2><p>None: every target conformed on every step.</p>"
+    out = [f"<h2 id=divergences>Divergences ({len(data.divergences)})</h2>"]
+    for d in sorted(data.divergences, key=lambda d: (column(d), d["rule"])):
+        case = d["minimal_case"]
+        steps = data.cases.get((case["file"], case["run_id"], case["case"]), [])
+        out.append(
+            f"<section class=divergence id='div-{escape(d['target'])}-{escape(d['rule'])}'>"
+            f"<h3><a href='#rule-{escape(d['rule'])}'>{escape(d['rule'])}</a> on {escape(column(d))}</h3>"
+            f"<p>First seen {escape(str(d['first_seen']))}, last seen {escape(str(d['last_seen']))}, in "
+            f"{d['runs']} run(s), {d['occurrences']} step(s).<br>Minimal case: {case['case_steps']} steps, case "
+            f"{case['case']} of run <code>{escape(case['run_id'])}</code> in <code>{escape(case['file'])}</code>."
+            f"</p><p>expected: <code>{escape(str(d['expected']))}</code><br>observed: "
+            f"<code>{escape(str(d['observed']))}</code></p>{timeline(steps, case['step'])}</section>")
+    return "\n".join(out)
+
+
+def timeline(steps: list[dict[str, Any]], diverging_step: int) -> str:
+    """Expected visibility of each message (the model's windows after each step) against what was returned.
+    One column per step, so a 12-hour wait does not squash the rest; a window ending inside a step's interval
+    is drawn in proportion to the time."""
+    if not steps:
+        return "<p class=muted>(the steps of this case are not in the tables)</p>"
+    steps = sorted(steps, key=lambda s: s["step"])
+    views = [json.loads(s["views"]) if s.get("views") else {} for s in steps]
+    messages = list(dict.fromkeys(m for v in views for m in v))
+    width, lane, left, top = 46, 22, 70, 30
+    svg_w, svg_h = left + width * len(steps) + 10, top + lane * max(len(messages), 1) + 40
+    out = [f"<svg width={svg_w} height={svg_h} role=img aria-label='timeline'>"]
+    for i, s in enumerate(steps):
+        x = left + i * width
+        label = escape(f"{s['op_type'] or '?'} → {s['response_type'] or '?'} at {s['invoke']:.3f} s")
+        out.append(f"<text x={x + 2} y={top - 8} font-size=9 transform='rotate(-30 {x + 2} {top - 8})'>"
+                   f"{escape(_short(s['op_type']))}</text><title>{label}</title>")
+        start, end = s["invoke"], steps[i + 1]["invoke"] if i + 1 < len(steps) else s["complete"] + 1
+        for lane_index, message in enumerate(messages):
+            y = top + lane_index * lane
+            out += _window_bars(views[i].get(message), x, y, width, start, end)
+            if message in (s.get("returned") or []):
+                out.append(f"<circle cx={x + 4} cy={y + 8} r=4 fill=#000><title>returned at {start:.3f} s"
+                           f"</title></circle>")
+        if s["step"] == diverging_step:
+            out.append(f"<line x1={x} x2={x} y1={top - 4} y2={svg_h - 30} stroke=#d00 stroke-width=2/>")
+    for lane_index, message in enumerate(messages):
+        out.append(f"<text x=4 y={top + lane_index * lane + 12} font-size=11>{escape(message)}</text>")
+    out.append(f"<text x={left} y={svg_h - 10} font-size=10>green: may be received · grey: hidden · "
+               f"amber: either (the model keeps several states) · ● returned · red line: the diverging step</text>")
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _window_bars(states, x: float, y: float, width: float, start: float, end: float) -> list[str]:
+    if not states:
+        return []
+    if len(states) > 1:
+        return [f"<rect x={x} y={y} width={width} height=16 fill=#f2c14e/>"]
+    hidden, visible_at = states[0]
+    if hidden == "none" or visible_at <= start:
+        return [f"<rect x={x} y={y} width={width} height=16 fill=#6cc46c/>"]
+    if visible_at >= end:
+        return [f"<rect x={x} y={y} width={width} height=16 fill=#aaa/>"]
+    split = width * (visible_at - start) / (end - start)
+    return [f"<rect x={x} y={y} width={split:.1f} height=16 fill=#aaa/>",
+            f"<rect x={x + split:.1f} y={y} width={width - split:.1f} height=16 fill=#6cc46c/>"]
+
+
+def _short(op_type: str | None) -> str:
+    names = {"ChangeMessageVisibility": "Change", "ChangeMessageVisibilityBatch": "ChangeB",
+             "DeleteMessageBatch": "DeleteB", "ReceiveMessage": "Receive", "SendMessage": "Send",
+             "DeleteMessage": "Delete", "CreateQueue": "Create", "SetQueueAttributes": "SetAttr",
+             "GetQueueAttributes": "GetAttr", "PurgeQueue": "Purge", "PeekMessage": "Peek"}
+    return names.get(op_type or "", op_type or "?")
+
+
+def _timing(data: ReportData) -> str:
+    if not data.timing:
+        return ""
+    rows = []
+    for t in sorted(data.timing, key=lambda t: (t["target"], t["clock"])):
+        def ms(name):
+            return "—" if t[name] is None else f"{t[name] * 1000:,.1f}"
+        rows.append(f"<tr><td class=rule>{escape(t['target'])} {escape(t['target_version'])}</td>"
+                    f"<td class=rule>{escape(t['clock'])}</td><td>{t['steps']:,}</td>"
+                    f"<td>{ms('latency_p50')}</td><td>{ms('latency_p95')}</td><td>{ms('latency_p99')}</td>"
+                    f"<td>{t['reappearances']:,}</td><td>{ms('lateness_p50')}</td><td>{ms('lateness_p95')}</td>"
+                    f"<td>{ms('lateness_p99')}</td></tr>")
+    charts = []
+    for key in sorted({(b["target"], b["target_version"], b["clock"]) for b in data.lateness_bars}):
+        bars = {b["bar"]: b["count"] for b in data.lateness_bars
+                if (b["target"], b["target_version"], b["clock"]) == key}
+        charts.append(f"<h4>{escape(' '.join(key))}: how late messages came back</h4>"
+                      + histogram(bars, lambda bar: f"{bar * 0.25:.2f} s"))
+    for key in sorted({(b["target"], b["target_version"], b["clock"]) for b in data.latency_bars}):
+        bars = {b["bar"]: b["count"] for b in data.latency_bars
+                if (b["target"], b["target_version"], b["clock"]) == key}
+        charts.append(f"<h4>{escape(' '.join(key))}: operation latency</h4>"
+                      + histogram(bars, lambda bar: f"≤{2 ** bar} ms"))
+    return ("<h2 id=timing>Timing</h2><p class=muted>Latency: complete − invoke of each operation. Lateness: how "
+            "long after its deadline an in-flight message came back, measured to the start of the receive that "
+            "returned it (an upper bound; under a virtual clock it shows the suite's own waits).</p>"
+            "<table><tr><th class=rule>target</th><th class=rule>clock</th><th>steps</th><th>latency p50 ms</th>"
+            "<th>p95</th><th>p99</th><th>reappearances</th><th>lateness p50 ms</th><th>p95</th><th>p99</th></tr>"
+            + "".join(rows) + "</table>" + "".join(charts))
+
+
+def histogram(bars: dict[int, int], label) -> str:
+    if not bars:
+        return "<p class=muted>(none)</p>"
+    low, high = min(bars), max(bars)
+    top = max(bars.values())
+    width, height, left = 22, 120, 50
+    out = [f"<svg width={left + width * (high - low + 1) + 20} height={height + 60} role=img "
+           f"aria-label=histogram>"]
+    for bar in range(low, high + 1):
+        count = bars.get(bar, 0)
+        h = height * count / top
+        x = left + (bar - low) * width
+        out.append(f"<rect x={x} y={height - h + 10:.1f} width={width - 3} height={h:.1f} fill=#4a7fc1>"
+                   f"<title>{escape(label(bar))}: {count:,}</title></rect>")
+        out.append(f"<text x={x} y={height + 24} font-size=9 transform='rotate(45 {x} {height + 24})'>"
+                   f"{escape(label(bar))}</text>")
+    out.append(f"<text x=2 y=20 font-size=10>{top:,}</text></svg>")
+    return "".join(out)
+
+
+def _rules(data: ReportData) -> str:
+    by_rule: dict[str, list[dict[str, Any]]] = {}
+    for m in data.matrix:
+        by_rule.setdefault(m["rule"], []).append(m)
+    out = ["<h2 id=rules>Rules</h2>"]
+    for r in CATALOGUE:
+        rows = "".join(f"<li>{escape(column(m))}: {verdict(m)} ({m['exercised']:,} steps, {m['diverging']:,} "
+                       f"diverging)</li>" for m in sorted(by_rule.get(r.id, []), key=column))
+        out.append(f"<section class=rule id='rule-{escape(r.id)}'><h3>{escape(r.id)}</h3>"
+                   f"<p>{escape(r.statement)}</p><p class=muted>Evidence: {escape(r.source)} "
+                   f"({escape(r.certainty.value)}); profiles: {escape(', '.join(sorted(r.profiles)))}.</p>"
+                   + (f"<ul>{rows}</ul>" if rows else "<p class=muted>Not exercised by any trace.</p>")
+                   + "</section>")
+    return "\n".join(out)

@@ -1,0 +1,75 @@
+"""The Spark session of the reports job: `local[*]` on this machine by default (driver on 127.0.0.1, UI off,
+logs quiet, scratch files in a project-owned folder), or any cluster given by `--master`. Under `spark-submit`
+the session spark-submit made is used as it is."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+SCRATCH = Path(".sqs-conformance") / "spark"
+MIN_JAVA = 17
+
+
+class ReportError(Exception):
+    """Something the reports job cannot go on with; the message is one line for the user."""
+
+
+def java_version() -> int:
+    """The major version of the `java` Spark would start (JAVA_HOME first, as Spark's launcher does)."""
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise ReportError(f"Java is not installed: PySpark 4 needs Java {MIN_JAVA} or newer "
+                          f"(Debian: apt-get install openjdk-17-jre-headless)")
+    try:
+        shown = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise ReportError(f"cannot run {java}: {error}") from None
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', shown)
+    if not found:
+        raise ReportError(f"cannot tell the version of {java}")
+    major = int(found.group(1))
+    return int(found.group(2)) if major == 1 else major  # "1.8.0" is Java 8
+
+
+def session(master: str | None = None):
+    """A SparkSession for the job. Without `master` (and outside spark-submit), a local one on loopback."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None:
+        return active  # a caller made it
+    if "PYSPARK_GATEWAY_PORT" in os.environ and master is None:
+        # Launched by spark-submit, whose JVM is already up with its own --master and --conf: take them as given.
+        return SparkSession.builder.appName("sqs-conformance-report").getOrCreate()
+    if java_version() < MIN_JAVA:
+        raise ReportError(f"PySpark 4 needs Java {MIN_JAVA} or newer; JAVA_HOME/PATH has Java {java_version()}")
+    # Python workers run this interpreter, not whatever `python3` is on PATH; an unresolvable host name would
+    # otherwise end in Spark's generic "Java gateway exited".
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    SCRATCH.mkdir(parents=True, exist_ok=True)
+    builder = (SparkSession.builder.appName("sqs-conformance-report")
+               .master(master or "local[*]")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", "8" if master is None else "200")
+               .config("spark.local.dir", str(SCRATCH.resolve()))
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG_CONFIG.resolve()}"))
+    if master is None:
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    try:
+        spark = builder.getOrCreate()
+    except Exception as error:  # py4j and Spark raise many kinds; the user needs the first line
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ReportError(f"Spark did not start: {first}") from None
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

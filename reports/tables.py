@@ -1,0 +1,93 @@
+"""The report's tables, derived from `steps` (all of it, every run): `matrix`, `divergences`, `timing`.
+
+A divergence is counted against its first rule, the most specific one, as the runner reports it.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+TARGET = ["target", "target_version", "profile"]
+PERCENTILES = [0.5, 0.95, 0.99]
+LATENESS_BIN = 0.25  # seconds per bar of the lateness histogram
+LATENESS_LAST_BIN = 20  # later than 5 s all goes in the last bar
+
+
+def _diverging_rules(column: str = "divergences"):
+    return F.transform(column, lambda d: F.element_at(d["rules"], 1))
+
+
+def matrix(steps: DataFrame) -> DataFrame:
+    """Target × rule: steps that exercised the rule, and how many of them conformed, diverged, or were
+    uncertain (no answer came, so the model kept both possibilities)."""
+    per_rule = (steps.select(*TARGET, "verdict", _diverging_rules().alias("diverged"), "rules")
+                .select(*TARGET, "verdict", "diverged",
+                        F.explode(F.array_distinct(F.array_union("rules", "diverged"))).alias("rule"))
+                .withColumn("diverging", F.array_contains("diverged", F.col("rule")))
+                .withColumn("uncertain", ~F.col("diverging") & (F.col("verdict") == "unknown")))
+    return (per_rule.groupBy(*TARGET, "rule")
+            .agg(F.count(F.lit(1)).alias("exercised"),
+                 F.sum(F.col("diverging").cast("long")).alias("diverging"),
+                 F.sum(F.col("uncertain").cast("long")).alias("uncertain"))
+            .withColumn("conforming", F.col("exercised") - F.col("diverging") - F.col("uncertain")))
+
+
+def case_lengths(steps: DataFrame) -> DataFrame:
+    return steps.groupBy("file", "run_id", "case").agg(F.count(F.lit(1)).alias("case_steps"))
+
+
+def divergences(steps: DataFrame) -> DataFrame:
+    """One row per distinct divergence (target, version, profile, rule): when it was first and last seen, in
+    how many runs, and a pointer to its minimal case: Hypothesis' final replay of the shortest failing case
+    (or the shortest case that showed it, for runs that did not shrink)."""
+    seen = (steps.select(*TARGET, "file", "run_id", "case", "step", "final", "invoke_wall",
+                         F.explode("divergences").alias("d"))
+            .select(*TARGET, "file", "run_id", "case", "step", "final", "invoke_wall",
+                    F.element_at("d.rules", 1).alias("rule"), F.col("d.expected").alias("expected"),
+                    F.col("d.observed").alias("observed"))
+            .join(case_lengths(steps), ["file", "run_id", "case"]))
+    shortest_first = Window.partitionBy(*TARGET, "rule").orderBy(
+        F.col("final").desc(), "case_steps", "invoke_wall", "file", "run_id", "case", "step")
+    minimal = (seen.withColumn("rank", F.row_number().over(shortest_first)).where(F.col("rank") == 1)
+               .select(*TARGET, "rule", F.struct("file", "run_id", "case", "step", "case_steps").alias(
+                   "minimal_case"), "expected", "observed"))
+    totals = seen.groupBy(*TARGET, "rule").agg(
+        F.timestamp_seconds(F.min("invoke_wall")).alias("first_seen"),
+        F.timestamp_seconds(F.max("invoke_wall")).alias("last_seen"),
+        F.countDistinct("run_id").alias("runs"),
+        F.count(F.lit(1)).alias("occurrences"))
+    return totals.join(minimal, [*TARGET, "rule"])
+
+
+def timing(steps: DataFrame) -> DataFrame:
+    """Per target and clock: operation latency and how late in-flight messages came back after their deadline
+    (an upper bound: measured to the start of the receive that returned them), as p50/p95/p99 in seconds."""
+    key = ["target", "target_version", "clock"]
+    latency = steps.groupBy(*key).agg(
+        F.count(F.lit(1)).alias("steps"),
+        F.percentile_approx("latency", PERCENTILES).alias("latency"))
+    lateness = (steps.select(*key, F.explode("reappeared.lateness").alias("lateness"))
+                .groupBy(*key).agg(F.count(F.lit(1)).alias("reappearances"),
+                                   F.percentile_approx("lateness", PERCENTILES).alias("lateness")))
+    return (latency.join(lateness, key, "left")
+            .select(*key, "steps",
+                    *[F.col("latency")[i].alias(f"latency_p{int(p * 100)}") for i, p in enumerate(PERCENTILES)],
+                    F.coalesce("reappearances", F.lit(0)).alias("reappearances"),
+                    *[F.col("lateness")[i].alias(f"lateness_p{int(p * 100)}") for i, p in enumerate(PERCENTILES)]))
+
+
+def lateness_histogram(steps: DataFrame) -> DataFrame:
+    """Per target and clock, reappearances counted in bars of LATENESS_BIN seconds (the last takes the rest)."""
+    return (steps.select("target", "target_version", "clock", F.explode("reappeared.lateness").alias("lateness"))
+            .withColumn("bar", F.least(F.floor(F.greatest("lateness", F.lit(0.0)) / LATENESS_BIN),
+                                       F.lit(LATENESS_LAST_BIN)).cast("int"))
+            .groupBy("target", "target_version", "clock", "bar").count())
+
+
+def latency_histogram(steps: DataFrame) -> DataFrame:
+    """Per target and clock, operations counted by latency in powers of two of a millisecond."""
+    return (steps.select("target", "target_version", "clock",
+                         F.greatest(F.ceil(F.log2(F.greatest(F.col("latency") * 1000, F.lit(1.0)))), F.lit(0))
+                         .cast("int").alias("bar"))
+            .groupBy("target", "target_version", "clock", "bar").count())

@@ -1,0 +1,141 @@
+"""The reports job on small hand-made traces: exact counts in every table, quarantine, incremental updates."""
+
+import os
+import time
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from reports import job
+from tests.reports.conftest import step
+
+pytestmark = pytest.mark.xdist_group("spark")
+
+
+def write(path, lines):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def first_run():
+    """Run r1 on target emu: case 1 (first seen, 3 steps) and case 2 (the final replay, 2 steps) diverge on
+    VIS-TERMINATE; an unknown receive; two reappearances 0.5 s and 1.5 s late."""
+    return [
+        step("r1", 1, 0, op="CreateQueue", response="Ok", rules=["VIS-DEFAULT"]),
+        step("r1", 1, 1, op="ChangeMessageVisibility", response="Error", verdict="divergence",
+             rules=["VIS-TERMINATE"], divergences=[["VIS-TERMINATE", "VIS-SHORTEN"]]),
+        step("r1", 1, 2, verdict="unknown", response="Unknown", rules=["RCV-HIDE"]),
+        step("r1", 2, 0, op="CreateQueue", response="Ok", rules=["VIS-DEFAULT"], final=True),
+        step("r1", 2, 1, op="ChangeMessageVisibility", response="Error", verdict="divergence", final=True,
+             rules=["VIS-TERMINATE"], divergences=[["VIS-TERMINATE"]], wall=1_800_000_100.0),
+        step("r1", 3, 0, rules=["RCV-HIDE", "RCV-REAPPEAR"], reappeared=[0.5], returned=["m1"]),
+        step("r1", 3, 1, rules=["RCV-HIDE", "RCV-REAPPEAR"], reappeared=[1.5], returned=["m1"]),
+    ]
+
+
+def rows(spark, out, table):
+    return [r.asDict(recursive=True) for r in spark.read.parquet(f"{out}/tables/{table}").collect()]
+
+
+def cell(spark, out, rule, target="emu"):
+    (found,) = [r for r in rows(spark, out, "matrix") if r["rule"] == rule and r["target"] == target]
+    return {k: found[k] for k in ("exercised", "conforming", "diverging", "uncertain")}
+
+
+def test_the_tables_count_exactly_what_the_traces_hold(spark, tmp_path):
+    write(tmp_path / "traces" / "a.jsonl", first_run())
+    summary = job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
+    out = tmp_path / "out"
+    assert (summary.files, summary.new_files, summary.steps, summary.quarantined, summary.divergences) == \
+        (1, 1, 7, 0, 1)
+    assert cell(spark, out, "VIS-TERMINATE") == {"exercised": 2, "conforming": 0, "diverging": 2, "uncertain": 0}
+    assert cell(spark, out, "RCV-HIDE") == {"exercised": 3, "conforming": 2, "diverging": 0, "uncertain": 1}
+    assert cell(spark, out, "VIS-DEFAULT") == {"exercised": 2, "conforming": 2, "diverging": 0, "uncertain": 0}
+    # VIS-SHORTEN is only a second candidate of one divergence: it is neither exercised nor diverging.
+    assert not [r for r in rows(spark, out, "matrix") if r["rule"] == "VIS-SHORTEN"]
+
+    (divergence,) = rows(spark, out, "divergences")
+    assert (divergence["rule"], divergence["target"], divergence["runs"], divergence["occurrences"]) == \
+        ("VIS-TERMINATE", "emu", 1, 2)
+    assert divergence["first_seen"].timestamp() == pytest.approx(1_800_000_001.0)
+    assert divergence["last_seen"].timestamp() == pytest.approx(1_800_000_101.0)
+    minimal = divergence["minimal_case"]
+    assert (minimal["run_id"], minimal["case"], minimal["step"], minimal["case_steps"]) == ("r1", 2, 1, 2)
+    assert minimal["file"].endswith("/traces/a.jsonl")
+
+    (timing,) = rows(spark, out, "timing")
+    assert (timing["steps"], timing["reappearances"]) == (7, 2)
+    assert (timing["lateness_p50"], timing["lateness_p99"]) == (0.5, 1.5)
+    assert timing["latency_p50"] == pytest.approx(0.01)
+
+
+def test_malformed_lines_are_quarantined_and_every_good_line_kept(spark, tmp_path):
+    good = first_run()
+    bad = ['{"run_id": "r9", "case": 1', "not json at all", '{"run_id": "r9"}',
+           step("r9", 1, 0).replace('"case": 1', '"case": "one"'),
+           step("r9", 1, 1).replace('"verdict": "ok"', '"verdict": "maybe"')]
+    mixed = [good[0], bad[0], good[1], bad[1], *good[2:5], bad[2], bad[3], *good[5:], bad[4]]
+    write(tmp_path / "traces" / "mixed.jsonl", mixed)
+    summary = job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
+    assert (summary.steps, summary.quarantined) == (7, 5)
+    problems = sorted(r["problem"] for r in rows(spark, tmp_path / "out", "quarantine"))
+    assert problems.count("not a JSON object of the trace schema") == 3
+    assert "unknown verdict maybe" in problems
+    assert any(p.startswith("missing target, profile, case, step") for p in problems)
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "Malformed lines: 5 quarantined" in page and "not json at all" in page
+
+
+def test_new_and_grown_traces_update_the_tables_and_nothing_is_counted_twice(spark, tmp_path):
+    traces, out = tmp_path / "traces", str(tmp_path / "out")
+    first = write(traces / "a.jsonl", first_run())
+    job.build(spark, [str(traces)], out)
+
+    second_run = [step("r2", 1, 0, rules=["VIS-TERMINATE"], op="ChangeMessageVisibility", verdict="divergence",
+                       divergences=[["VIS-TERMINATE"]], final=True, wall=1_900_000_000.0)]
+    write(traces / "b.jsonl", second_run)
+    summary = job.build(spark, [str(traces)], out)
+    assert (summary.files, summary.new_files, summary.steps) == (2, 1, 8)
+    (divergence,) = rows(spark, out, "divergences")
+    assert divergence["runs"] == 2 and divergence["last_seen"].timestamp() == pytest.approx(1_900_000_000.0)
+    # The minimal case is now the one-step final case of run r2.
+    assert (divergence["minimal_case"]["run_id"], divergence["minimal_case"]["case_steps"]) == ("r2", 1)
+
+    time.sleep(0.01)
+    with first.open("a") as f:  # a trace grows as a run appends to it
+        f.write(step("r1", 4, 0, rules=["VIS-DEFAULT"], op="CreateQueue", response="Ok") + "\n")
+    os.utime(first, (time.time() + 5, time.time() + 5))
+    summary = job.build(spark, [str(traces)], out)
+    assert (summary.new_files, summary.steps) == (1, 9)
+    assert cell(spark, out, "VIS-DEFAULT") == {"exercised": 3, "conforming": 3, "diverging": 0, "uncertain": 0}
+
+    summary = job.build(spark, [str(traces)], out)
+    assert (summary.new_files, summary.steps) == (0, 9)
+
+
+def test_the_html_report_shows_the_matrix_rules_timelines_and_timing(spark, tmp_path):
+    write(tmp_path / "traces" / "a.jsonl", first_run())
+    job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "http://" not in page.replace("http://www.w3.org", "") and "<script" not in page  # offline
+    matrix = page.split("<table id=matrix-table>")[1].split("</table>")[0]
+    assert "<th>emu 1.0 (sqs-standard)</th>" in matrix
+    terminate_row = matrix.split("#rule-VIS-TERMINATE'>VIS-TERMINATE</a></td>")[1].split("</tr>")[0]
+    assert terminate_row == "<td class=diverges title='diverges'>2 of 2</td>"
+    hide_row = matrix.split("#rule-RCV-HIDE'>RCV-HIDE</a></td>")[1].split("</tr>")[0]
+    assert hide_row == "<td class=conforms title='conforms'>2 +1?</td>"
+    assert "<section class=rule id='rule-VIS-TERMINATE'>" in page
+    assert "ChangeMessageVisibility(0) makes the message receivable at once." in page
+    divergence = page.split("<section class=divergence")[1].split("</section>")[0]
+    assert "Minimal case: 2 steps, case 2 of run <code>r1</code>" in divergence
+    assert divergence.count("<svg") == 1 and "stroke=#d00" in divergence  # the timeline marks the step
+    assert "how late messages came back" in page and "operation latency" in page
+
+    suites = ET.parse(tmp_path / "out" / "junit.xml").getroot()
+    (suite,) = suites
+    assert suite.get("name") == "emu 1.0 (sqs-standard)" and suite.get("failures") == "1"
+    (failed,) = [c for c in suite if c.find("failure") is not None]
+    assert failed.get("name") == "VIS-TERMINATE"
+    exercised = {c.get("name") for c in suite if c.find("skipped") is None}
+    assert exercised == {"VIS-DEFAULT", "VIS-TERMINATE", "RCV-HIDE", "RCV-REAPPEAR"}
