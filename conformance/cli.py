@@ -265,8 +265,10 @@ def cleanup(target_spec: str, older_than: float, delete: bool, **endpoint) -> No
 @click.option("--readme", type=click.Path(dir_okay=False, path_type=Path), default=Path("README.md"),
               show_default=True, help="the file whose emulator matrix section is rewritten")
 @click.option("--no-readme", is_flag=True, help="leave the README alone")
+@click.option("--merge", "merged", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              metavar="MATRIX.json", help="check nothing: write the matrix from these earlier results (repeatable)")
 def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int, steps: int, seed: int | None,
-           out_dir: Path, readme: Path, no_readme: bool) -> None:
+           out_dir: Path, readme: Path, no_readme: bool, merged: tuple[Path, ...]) -> None:
     """Install, start on 127.0.0.1, check and stop each SQS emulator; write the rule × emulator matrix."""
     import datetime
     import shlex
@@ -275,11 +277,18 @@ def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int,
 
     try:
         names = emulator_matrix.known(emulators)
+        cells = emulator_matrix.load(list(merged))
     except TargetError as error:
         raise OneLineError(str(error)) from None
     command = shlex.join(["sqs-conformance", "matrix", *sys.argv[2:]])
-    cells = []
-    for name in names:
+
+    def publish() -> str:
+        text = emulator_matrix.markdown(cells, command, datetime.date.today())
+        if not no_readme:
+            emulator_matrix.write_into(readme, text)
+        return text
+
+    for name in [] if merged else names:
         for profile in profiles or ("sqs-standard", "sqs-fifo"):
             console.print(f"{name} against {profile} …")
             cell = emulator_matrix.check(name, profile, examples=examples, steps=steps, seed=seed,
@@ -290,9 +299,8 @@ def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int,
                           f"{sum(v == 'diverges' for v in cell.verdicts.values())} diverging rules")
             # Written after every cell, so an interrupted matrix keeps what it has.
             emulator_matrix.save(cells, out_dir / "matrix.json")
-            if not no_readme:
-                emulator_matrix.write_into(readme, emulator_matrix.markdown(cells, command, datetime.date.today()))
-    console.print(emulator_matrix.markdown(cells, command, datetime.date.today()), markup=False)
+            publish()
+    console.print(publish(), markup=False)
     sys.exit(1 if any(c.error for c in cells) else 0)
 
 

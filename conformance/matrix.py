@@ -74,6 +74,20 @@ def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int |
     return cell
 
 
+def load(paths: list[Path]) -> list[Cell]:
+    """Cells saved by earlier matrix runs (say, one per emulator, run side by side), in the order given."""
+    cells = []
+    for path in paths:
+        try:
+            saved = json.loads(path.read_text())
+            if not isinstance(saved, list) or not saved:
+                raise ValueError("expected a list of cells")
+            cells += [Cell(**c) for c in saved]
+        except (OSError, ValueError, TypeError) as error:
+            raise TargetError(f"{path} is not a matrix.json written by `sqs-conformance matrix`: {error}") from None
+    return cells
+
+
 def save(cells: list[Cell], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps([asdict(c) for c in cells], indent=1) + "\n")

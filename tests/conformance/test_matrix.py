@@ -141,3 +141,21 @@ def test_the_readme_section_is_replaced_and_the_rest_kept(tmp_path):
     text = readme.read_text()
     assert "second table" in text and "first table" not in text
     assert text.startswith("# Title\n\nIntro.\n") and text.endswith("## After\n\nKept.\n")
+
+
+def test_matrices_checked_side_by_side_are_merged_into_one_table(tmp_path):
+    first, second = cells()
+    matrix.save([first], tmp_path / "a.json")
+    matrix.save([second], tmp_path / "b.json")
+    assert matrix.load([tmp_path / "a.json", tmp_path / "b.json"]) == [first, second]
+    readme = tmp_path / "README.md"
+    result = subprocess.run([sys.executable, "-m", "conformance", "matrix", "--merge", str(tmp_path / "a.json"),
+                             "--merge", str(tmp_path / "b.json"), "--readme", str(readme)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1  # one emulator was not checked
+    assert "| rule | fauxqs 1.9.2 | localstack |" in readme.read_text()
+    (tmp_path / "bad.json").write_text("{}")
+    result = subprocess.run([sys.executable, "-m", "conformance", "matrix", "--merge", str(tmp_path / "bad.json"),
+                             "--no-readme"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "is not a matrix.json written by" in result.stderr
+    assert result.stderr.count("\n") == 1
