@@ -108,7 +108,7 @@ def duckdb_baseline(folder: Path, out: Path) -> float:
                sum(CASE WHEN list_contains(diverged, rule) THEN 1 ELSE 0 END) AS diverging
         FROM (SELECT target, target_version, profile, unnest(list_distinct(list_concat(rules, diverged))) AS rule,
                      diverged
-              FROM (SELECT *, list_transform(divergences, d -> d.rules[1]) AS diverged FROM steps))
+              FROM (SELECT *, list_transform(divergences, lambda d: d.rules[1]) AS diverged FROM steps))
         GROUP BY ALL) TO '{out}/matrix.parquet' (FORMAT parquet)""")
     con.close()
     return time.perf_counter() - start
@@ -133,16 +133,16 @@ def main() -> None:
             folder = work / f"corpus-{events}"
             corpus(folder, events, args.files)
             size = sum(f.stat().st_size for f in folder.iterdir()) / 1e6
+            print(f"{events:>9,} events ({size:,.0f} MB in {args.files} files)", flush=True)
             e2e = end_to_end(folder, work / f"e2e-{events}", args.master)
+            print(f"  end to end (JVM start included): {e2e:6.1f} s", flush=True)
             warm = steady(spark, folder, work / f"steady-{events}")
+            print(f"  steady state, Spark:              {warm:6.1f} s  {events / warm:>10,.0f} events/s", flush=True)
             rerun = steady(spark, folder, work / f"steady-{events}")
             baseline = duckdb_baseline(folder, work / f"duckdb-{events}")
-            print(f"{events:>9,} events ({size:,.0f} MB in {args.files} files)")
-            print(f"  end to end (JVM start included): {e2e:6.1f} s")
-            print(f"  steady state, Spark:              {warm:6.1f} s  {events / warm:>10,.0f} events/s")
             print(f"  baseline, DuckDB:                 {baseline:6.1f} s  {events / baseline:>10,.0f} events/s")
             print(f"  steady ratio Spark / DuckDB:      {baseline / warm:6.2f}")
-            print(f"  rerun with nothing new:           {rerun:6.1f} s")
+            print(f"  rerun with nothing new:           {rerun:6.1f} s", flush=True)
             shutil.rmtree(folder)
     finally:
         spark.stop()

@@ -1,9 +1,10 @@
 """Trace files into the `steps` table, incrementally.
 
-Each trace file is read once per version of it (its length and modification time): its steps go to the
-partition `source=<id of the file>` of `steps`, its malformed lines to the same partition of `quarantine`. A file
-that grew (traces are appended to) has its partitions replaced; files already read are not parsed again. The
-manifest is written last, so a job stopped midway reads the same files again next time, and nothing is lost.
+Each trace file is read once per version of it (its length and modification time), in one pass: its lines go
+to the partition `source=<id of the file>` of `steps`, the malformed ones under `quarantined=true` with what is
+wrong with them. A file that grew (traces are appended to) has its partition replaced; files already read are
+not parsed again. The manifest is written last, so a job stopped midway reads the same files again next time,
+and nothing is lost.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -75,7 +77,8 @@ class TraceFile:
 
     @property
     def source(self) -> str:
-        return hashlib.sha1(self.path.encode()).hexdigest()[:16]
+        """The id of its partition; `parse` computes the same in Spark from the name Spark gives the file."""
+        return hashlib.sha1(self.uri.encode()).hexdigest()[:16]
 
 
 def find_traces(spark: SparkSession, inputs: list[str]) -> list[TraceFile]:
@@ -110,7 +113,7 @@ def _add(found: dict[str, TraceFile], status) -> None:
                                        status.getModificationTime())
 
 
-def _same_file_uri(uri):
+def _same_file_uri(uri: Any) -> Any:
     """Hadoop writes a local file's URI `file:///x` or `file:/x` depending on how it was named; Spark names a
     row's file the second way. Works on a string or a column, so both sides match."""
     if isinstance(uri, str):
@@ -136,55 +139,71 @@ def ingest(spark: SparkSession, traces: list[TraceFile], tables: str) -> list[Tr
     if not fresh:
         return []
     for trace in fresh:  # a file that grew is read again whole
-        for table in ("steps", "quarantine"):
-            files.delete(spark, f"{tables}/{table}/source={trace.source}")
-    lines = parse(spark, [t.path for t in fresh], {t.uri: t.source for t in fresh}).cache()
-    try:
-        if lines.where(F.col("source").isNull()).limit(1).count():  # would leave steps no re-read could replace
-            raise ReportError("a trace line's file matched none of the files listed (a bug of the reports job)")
-        steps_of(lines).write.mode("append").partitionBy("source").parquet(f"{tables}/steps")
-        quarantine_of(lines).write.mode("append").partitionBy("source").parquet(f"{tables}/quarantine")
-    finally:
-        lines.unpersist()
+        files.delete(spark, f"{tables}/steps/source={trace.source}")
+    before = set(_partitions(spark, f"{tables}/steps"))
+    (rows_of(parse(spark, [t.path for t in fresh])).write.mode("append")
+     .partitionBy("source", "quarantined").parquet(f"{tables}/steps"))
+    unexpected = set(_partitions(spark, f"{tables}/steps")) - before - {t.source for t in fresh}
+    if unexpected:  # a partition no re-read of its file could replace: stop before the manifest counts it
+        raise ReportError(f"Spark named a trace file otherwise than its listing (partitions {sorted(unexpected)}):"
+                          f" a bug of the reports job")
     manifest.update({t.path: t for t in fresh})
     files.write_text(spark, f"{tables}/_ingested.json",
                      json.dumps([asdict(t) for t in manifest.values()], indent=1))
     return fresh
 
 
-def parse(spark: SparkSession, paths: list[str], sources: dict[str, str]) -> DataFrame:
-    """Every line of `paths` with the schema, its file, its source (from `sources`, by the file's URI) and why
-    it is malformed (null when it is not)."""
+def _partitions(spark: SparkSession, where: str) -> list[str]:
+    if not files.exists(spark, where):
+        return []
+    path, fs = files.file_system(spark, where)
+    return [s.getPath().getName().removeprefix("source=") for s in fs.listStatus(path) if s.isDirectory()]
+
+
+def parse(spark: SparkSession, paths: list[str]) -> DataFrame:
+    """Every line of `paths` with the schema, its file, its source (the id of its file) and why it is malformed
+    (null when it is not)."""
     raw = (spark.read.schema(StructType([*TRACE_SCHEMA.fields, StructField(CORRUPT, StringType())]))
            .option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
            .json(paths)
            .withColumn("file", _same_file_uri(F.col("_metadata.file_path"))))
-    source_of = F.create_map(*[F.lit(x) for pair in sources.items() for x in pair])
     missing = [F.when(F.col(name).isNull(), F.lit(name)) for name in REQUIRED]
     reason = (F.when(F.col(CORRUPT).isNotNull(), F.lit("not a JSON object of the trace schema"))
               .when(F.concat_ws(", ", *missing) != "", F.concat(F.lit("missing "), F.concat_ws(", ", *missing)))
               .when(~F.col("verdict").isin(*VERDICTS), F.concat(F.lit("unknown verdict "), F.col("verdict"))))
     return (raw.withColumn("problem", reason)
-            .withColumn("source", source_of[F.col("file")]))
+            .withColumn("source", F.substring(F.sha1(F.col("file")), 1, 16)))
 
 
-def steps_of(lines: DataFrame) -> DataFrame:
-    return (lines.where(F.col("problem").isNull())
-            .select("source", "file", "run_id", "target", F.coalesce("target_version", F.lit("")).alias(
-                "target_version"), "profile", F.coalesce("clock", F.lit("virtual")).alias("clock"),
-                F.coalesce("tolerance", F.lit(0.0)).alias("tolerance"), "case", "step",
-                F.coalesce("final", F.lit(False)).alias("final"),
-                F.col("operation.type").alias("op_type"), F.col("response.type").alias("response_type"),
-                F.col("response.code").alias("error_code"), "invoke", "complete",
-                (F.col("complete") - F.col("invoke")).alias("latency"), "invoke_wall", "verdict",
-                F.coalesce("rules", F.array().cast("array<string>")).alias("rules"),
-                F.coalesce("divergences", F.array().cast(ArrayType(_DIVERGENCE))).alias("divergences"),
-                "views", F.coalesce("returned", F.array().cast("array<string>")).alias("returned"),
-                "reappeared"))
+def rows_of(lines: DataFrame) -> DataFrame:
+    """The rows of `steps`: every line, a malformed one marked `quarantined` with its problem and text."""
+    bad = F.col("problem").isNotNull()
+    return lines.select(
+        "source", "file", "run_id", "target", F.coalesce("target_version", F.lit("")).alias("target_version"),
+        "profile", F.coalesce("clock", F.lit("virtual")).alias("clock"),
+        F.coalesce("tolerance", F.lit(0.0)).alias("tolerance"), "case", "step",
+        F.coalesce("final", F.lit(False)).alias("final"),
+        F.col("operation.type").alias("op_type"), F.col("response.type").alias("response_type"),
+        F.col("response.code").alias("error_code"), "invoke", "complete",
+        (F.col("complete") - F.col("invoke")).alias("latency"), "invoke_wall", "verdict",
+        F.coalesce("rules", F.array().cast("array<string>")).alias("rules"),
+        F.coalesce("divergences", F.array().cast(ArrayType(_DIVERGENCE))).alias("divergences"),
+        "views", F.coalesce("returned", F.array().cast("array<string>")).alias("returned"), "reappeared",
+        bad.alias("quarantined"), "problem",
+        F.when(bad, F.substring(F.coalesce(F.col(CORRUPT), F.to_json(F.struct("run_id", "case", "step"))), 1,
+                                500)).alias("line"))
 
 
-def quarantine_of(lines: DataFrame) -> DataFrame:
-    return (lines.where(F.col("problem").isNotNull())
-            .select("source", "file", "problem",
-                    F.substring(F.coalesce(F.col(CORRUPT), F.to_json(F.struct("run_id", "case", "step"))), 1,
-                                500).alias("line")))
+def steps(spark: SparkSession, tables: str) -> DataFrame:
+    """The good steps of every trace read so far."""
+    return (spark.read.parquet(f"{tables}/steps").where(~_quarantined())
+            .drop("quarantined", "problem", "line"))
+
+
+def quarantine(spark: SparkSession, tables: str) -> DataFrame:
+    """The malformed lines of every trace read so far: their file, what is wrong, their text."""
+    return spark.read.parquet(f"{tables}/steps").where(_quarantined()).select("file", "problem", "line")
+
+
+def _quarantined():
+    return F.col("quarantined").cast("boolean")  # a partition column: read back as text

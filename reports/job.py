@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
 
 from reports import files, ingest, junit, page, tables
 
@@ -33,7 +32,7 @@ def build(spark: SparkSession, inputs: list[str], out: str) -> Summary:
     store = f"{out}/tables"
     traces = ingest.find_traces(spark, inputs)
     fresh = ingest.ingest(spark, traces, store)
-    steps = spark.read.parquet(f"{store}/steps").cache()
+    steps = ingest.steps(spark, store).cache()
     try:
         derived = {"matrix": tables.matrix(steps), "divergences": tables.divergences(steps),
                    "timing": tables.timing(steps)}
@@ -54,7 +53,7 @@ def _rows(frame: DataFrame) -> list[dict]:
 
 def _collect(spark: SparkSession, store: str, steps: DataFrame) -> page.ReportData:
     divergences = _rows(spark.read.parquet(f"{store}/divergences"))
-    quarantine = _quarantine(spark, store)
+    quarantine = ingest.quarantine(spark, store)
     counts = steps.agg(F.count(F.lit(1)).alias("steps"), F.countDistinct("run_id").alias("runs"),
                        F.countDistinct("file").alias("files")).first()
     return page.ReportData(
@@ -66,20 +65,6 @@ def _collect(spark: SparkSession, store: str, steps: DataFrame) -> page.ReportDa
         quarantined=quarantine.count(),
         quarantine_sample=_rows(quarantine.orderBy("file").limit(QUARANTINE_SAMPLE)),
         cases=_minimal_cases(spark, steps, divergences))
-
-
-def _quarantine(spark: SparkSession, store: str) -> DataFrame:
-    """The quarantined lines; an empty table when no run ever had one (Parquet keeps no schema for nothing)."""
-    where = f"{store}/quarantine"
-    schema = StructType([StructField(name, StringType()) for name in ("file", "problem", "line", "source")])
-    has_rows = files.exists(spark, where) and any(
-        name.startswith("source=") for name in _names(spark, where))
-    return spark.read.parquet(where) if has_rows else spark.createDataFrame([], schema)
-
-
-def _names(spark: SparkSession, where: str) -> list[str]:
-    path, fs = files.file_system(spark, where)
-    return [status.getPath().getName() for status in fs.listStatus(path)]
 
 
 def _minimal_cases(spark: SparkSession, steps: DataFrame, divergences: list[dict]) -> dict[tuple, list[dict]]:

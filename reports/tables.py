@@ -46,7 +46,10 @@ def divergences(steps: DataFrame) -> DataFrame:
             .select(*TARGET, "file", "run_id", "case", "step", "final", "invoke_wall",
                     F.element_at("d.rules", 1).alias("rule"), F.col("d.expected").alias("expected"),
                     F.col("d.observed").alias("observed"))
-            .join(case_lengths(steps), ["file", "run_id", "case"]))
+            .cache())
+    cases = seen.select("file", "run_id", "case").distinct()  # few: only the cases that diverged
+    seen = seen.join(case_lengths(steps.join(F.broadcast(cases), ["file", "run_id", "case"])),
+                     ["file", "run_id", "case"])
     shortest_first = Window.partitionBy(*TARGET, "rule").orderBy(
         F.col("final").desc(), "case_steps", "invoke_wall", "file", "run_id", "case", "step")
     minimal = (seen.withColumn("rank", F.row_number().over(shortest_first)).where(F.col("rank") == 1)

@@ -6,7 +6,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from reports import job
+from reports import ingest, job
 from tests.reports.conftest import step
 
 pytestmark = pytest.mark.xdist_group("spark")
@@ -36,6 +36,18 @@ def first_run():
 
 def rows(spark, out, table):
     return [r.asDict(recursive=True) for r in spark.read.parquet(f"{out}/tables/{table}").collect()]
+
+
+def test_a_partition_of_steps_holds_one_trace_file_and_its_malformed_lines_apart(spark, tmp_path):
+    write(tmp_path / "traces" / "a.jsonl", first_run() + ["garbage"])
+    write(tmp_path / "traces" / "b.jsonl", first_run()[:2])
+    job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
+    traces = ingest.find_traces(spark, [str(tmp_path / "traces")])
+    steps = tmp_path / "out" / "tables" / "steps"
+    assert sorted(p.name for p in steps.iterdir() if p.is_dir()) == sorted(f"source={t.source}" for t in traces)
+    a = next(t for t in traces if t.path.endswith("a.jsonl"))
+    assert sorted(p.name for p in (steps / f"source={a.source}").iterdir() if p.is_dir()) == \
+        ["quarantined=false", "quarantined=true"]
 
 
 def cell(spark, out, rule, target="emu"):
@@ -79,7 +91,7 @@ def test_malformed_lines_are_quarantined_and_every_good_line_kept(spark, tmp_pat
     write(tmp_path / "traces" / "mixed.jsonl", mixed)
     summary = job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
     assert (summary.steps, summary.quarantined) == (7, 5)
-    problems = sorted(r["problem"] for r in rows(spark, tmp_path / "out", "quarantine"))
+    problems = sorted(r.problem for r in ingest.quarantine(spark, str(tmp_path / "out" / "tables")).collect())
     assert problems.count("not a JSON object of the trace schema") == 3
     assert "unknown verdict maybe" in problems
     assert any(p.startswith("missing target, profile, case, step") for p in problems)
