@@ -17,11 +17,14 @@ SPECS = {
               f"move its clock under libfaketime instead of waiting)" for name in EMULATORS},
     "endpoint": "any SQS-compatible endpoint at --endpoint-url, on a real clock",
     "aws": "real AWS (needs --allow-real-aws): the normal boto3 credential chain, or --aws-profile",
+    "python:MODULE:CLASS": "an in-house queue's Python adapter (a subclass of adapters.base.Target)",
+    "process:COMMAND": "an in-house queue behind a program speaking the suite's JSON-lines protocol",
 }
+IN_HOUSE = ("python:", "process:")
 
 
 def is_known(spec: str) -> bool:
-    return spec in SPECS or (spec.endswith(TIME_TRAVEL) and spec.removesuffix(TIME_TRAVEL) in EMULATORS)
+    return spec in SPECS or spec.startswith(IN_HOUSE) or (spec.endswith(TIME_TRAVEL) and spec.removesuffix(TIME_TRAVEL) in EMULATORS)
 
 
 def is_real_clock(spec: str) -> bool:
@@ -52,6 +55,14 @@ def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOpti
         from adapters.moto_target import MotoTarget
 
         return MotoTarget()
+    if kind == "python":
+        from adapters.inhouse import python_target
+
+        return python_target(spec, profile)
+    if kind == "process":
+        from adapters.inhouse import ProcessTarget
+
+        return ProcessTarget(spec.partition(":")[2], profile)
     if kind in EMULATORS:
         from adapters.endpoint import EmulatorTarget
 

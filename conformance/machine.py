@@ -182,11 +182,15 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
                 attributes["VisibilityTimeout"] = visibility
             if delay is not None:
                 attributes["DelaySeconds"] = delay
+            # A target without some queue feature (an in-house queue without redrive, say) answers such a
+            # creation `Unsupported`: the case is not one it can be checked on.
             if redrive is not None:
-                self.do(CreateQueue(DEAD_LETTER, dict(base)))
+                if self.do(CreateQueue(DEAD_LETTER, dict(base))) is None:
+                    reject()
                 attributes["RedrivePolicy"] = {"deadLetterTargetQueue": DEAD_LETTER, "maxReceiveCount": redrive}
                 self.queues.append(DEAD_LETTER)
-            self.do(CreateQueue(MAIN, attributes))
+            if self.do(CreateQueue(MAIN, attributes)) is None:
+                reject()
 
         # --- messages ------------------------------------------------------------------------------------
 

@@ -1,0 +1,147 @@
+"""In-house queues: a Python class loaded by name, or any program speaking JSON lines over stdin/stdout.
+
+Python (`--target python:package.module:Class`): a subclass of `adapters.base.Target` whose `execute(op)` takes
+the operations of `model.values` and returns its responses. It is constructed with the profile's name, and its
+`clock` is a `VirtualClock` the suite advances (the queue reads `clock.now()` as its time).
+
+Process (`--target 'process:COMMAND ARGS…'`): the suite starts the command and speaks one JSON object per line
+(the README specifies the protocol). Every request carries the suite's virtual time, so the queue behind it
+needs no clock of its own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from adapters.base import Target, TargetError, Unsupported, VirtualClock
+from model.codec import decode, encode
+from model.profiles import PROFILES
+from model.values import Operation, Response
+
+PROTOCOL = 1
+ANSWER_TIMEOUT = 30.0  # seconds a process may take to answer one request
+
+
+def python_target(spec: str, profile: str) -> Target:
+    """`python:package.module:Class`, imported from the current directory or the installed packages."""
+    _, _, where = spec.partition(":")
+    module_name, _, class_name = where.partition(":")
+    if not module_name or not class_name:
+        raise TargetError(f"--target {spec!r}: expected python:package.module:Class")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # a team's adapter usually lives in the repository it is run from
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except ImportError as error:
+        raise TargetError(f"--target {spec!r}: cannot import {module_name} ({error})") from None
+    except AttributeError:
+        raise TargetError(f"--target {spec!r}: {module_name} has no {class_name}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Target)):
+        raise TargetError(f"--target {spec!r}: {class_name} is not a subclass of adapters.base.Target")
+    try:
+        target = cls(profile)
+    except Exception as error:  # the team's code: whatever it raises, the user gets one line
+        raise TargetError(f"--target {spec!r}: {class_name}({profile!r}) failed: {error}") from None
+    if target.clock.kind != "virtual":
+        raise TargetError(f"--target {spec!r}: an in-house target runs on the suite's VirtualClock")
+    return target
+
+
+class ProcessTarget(Target):
+    """A queue behind a program that speaks the suite's JSON-lines protocol, started and stopped by the suite."""
+
+    def __init__(self, command: str, profile: str) -> None:
+        argv = shlex.split(command)
+        if not argv:
+            raise TargetError("--target process: needs a command, e.g. 'process:node queue.mjs'")
+        self.clock = VirtualClock()
+        try:
+            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, text=True, bufsize=1, start_new_session=True)
+        except OSError as error:
+            raise TargetError(f"cannot start {argv[0]}: {error.strerror}") from None
+        try:
+            hello = self._ask({"hello": PROTOCOL, "profile": profile})
+            self.name = str(hello.get("name") or argv[0])
+            self._version = str(hello.get("version") or "unknown")
+            self.profiles = frozenset(hello.get("profiles") or ())
+        except BaseException:
+            self.close()
+            raise
+        unknown = self.profiles - set(PROFILES)
+        if not self.profiles or unknown:
+            self.close()
+            raise TargetError(f"{self.name} names no profile the suite knows: {sorted(unknown) or 'none'}")
+
+    def version(self) -> str:
+        return self._version
+
+    def execute(self, op: Operation) -> Response:
+        answer = self._ask({"now": self.clock.now(), "operation": encode(op)})
+        if "unsupported" in answer:
+            raise Unsupported(f"{self.name}: {answer['unsupported']}")
+        if "at" in answer:  # a long poll that returned later than it was asked
+            self.clock.advance_to(float(answer["at"]))
+        return decode(answer["response"])
+
+    def reset(self) -> None:
+        self._ask({"reset": True})
+        self.clock = VirtualClock()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.process.stdin.close()  # the protocol's end: the program exits
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.process.wait(timeout=5)
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+        except OSError:
+            raise TargetError(f"{self._who()} exited: {self._last_words()}") from None
+        line = _read_line(self.process, ANSWER_TIMEOUT)
+        if line is None:
+            raise TargetError(f"{self._who()} did not answer within {ANSWER_TIMEOUT:.0f} s"
+                              if self.process.poll() is None else f"{self._who()} exited: {self._last_words()}")
+        try:
+            answer = json.loads(line)
+            if not isinstance(answer, dict) or not ({"response", "unsupported", "ok", "name"} & set(answer)):
+                raise ValueError("no response, unsupported, ok or name")
+            if "response" in answer:
+                decode(answer["response"])
+        except (ValueError, TypeError) as error:
+            raise TargetError(f"{self._who()} answered {line.strip()[:120]!r}, not the protocol ({error})") from None
+        return answer
+
+    def _who(self) -> str:
+        return getattr(self, "name", None) or self.process.args[0]
+
+    def _last_words(self) -> str:
+        self.process.wait(timeout=5)
+        lines = (self.process.stderr.read() or "").strip().splitlines()
+        return lines[-1] if lines else f"exit code {self.process.returncode}"
+
+
+def _read_line(process: subprocess.Popen, timeout: float) -> str | None:
+    import selectors
+
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout):
+            return None
+    line = process.stdout.readline()
+    return line or None

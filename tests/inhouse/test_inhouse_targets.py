@@ -1,0 +1,88 @@
+"""In-house queues: a Python adapter loaded by name, and a Node program behind the JSON-lines protocol."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from adapters.base import TargetError
+from adapters.inhouse import ProcessTarget, python_target
+from model.values import CreateQueue, ReceiveMessage, ReceiveOk, SendMessage, SendOk
+
+NODE_QUEUE = "node adapters/examples/inhouse_queue.mjs"
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="the example queue runs on Node.js")
+
+
+def sqs_conformance(*args):
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+@needs_node
+def test_the_node_queue_speaks_the_protocol_on_the_suites_clock():
+    target = ProcessTarget(NODE_QUEUE, "sqs-standard")
+    try:
+        assert (target.name, target.version(), target.profiles) == ("inhouse-node", "1.0",
+                                                                     frozenset({"sqs-standard"}))
+        target.execute(CreateQueue("q", {"VisibilityTimeout": 30}))
+        assert isinstance(target.execute(SendMessage("q", "hello")), SendOk)
+        assert target.execute(ReceiveMessage("q", visibility_timeout=5)).messages[0].body == "hello"
+        # A long poll answers when the message's deadline comes, 5 s in, and the suite's clock follows.
+        (again,) = target.execute(ReceiveMessage("q", wait_time_seconds=20)).messages
+        assert again.receive_count == 2 and target.clock.now() == 5.0
+        # Hidden again until 35 s (the queue's 30 s): a 20 s poll answers empty at the end of its wait.
+        assert target.execute(ReceiveMessage("q", wait_time_seconds=20)) == ReceiveOk(())
+        assert target.clock.now() == 25.0
+    finally:
+        target.close()
+    assert target.process.poll() is not None
+
+
+@needs_node
+def test_the_suite_checks_the_node_queue_and_finds_its_design_choices(tmp_path):
+    result = sqs_conformance("run", "--target", f"process:{NODE_QUEUE}", "--examples", "30", "--seed", "1",
+                             "--no-shrink", "--out", str(tmp_path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    (summary,) = [json.loads(p.read_text()) for p in tmp_path.glob("summary-*.json")]
+    assert summary["target"] == "inhouse-node"
+    # It rejects a change through a handle of an earlier receive; SQS accepts it (EVIDENCE: VAL).
+    assert "CMV-STALE" in summary["findings"]
+    for core in ("RCV-HIDE", "RCV-REAPPEAR", "VIS-EXTEND-NONADDITIVE", "VIS-TERMINATE", "DEL-REMOVES"):
+        assert summary["rules"][core]["exercised"] > 0 and core not in summary["findings"], core
+    # What it does not implement is skipped, never judged.
+    assert "REDRIVE-DLQ" in summary["never_exercised"] and "BATCH-PARTIAL" in summary["never_exercised"]
+
+
+def test_a_python_adapter_is_loaded_by_module_and_class(tmp_path):
+    result = sqs_conformance("run", "--target", "python:adapters.model_target:ModelTarget", "--examples", "5",
+                             "--steps", "8", "--seed", "2", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    (summary,) = [json.loads(p.read_text()) for p in tmp_path.glob("summary-*.json")]
+    assert summary["target"] == "model:sqs-standard" and summary["steps"] > 20
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("python:nowhere", "expected python:package.module:Class"),
+    ("python:no_such_module_here:Queue", "cannot import no_such_module_here"),
+    ("python:adapters.model_target:Missing", "adapters.model_target has no Missing"),
+    ("python:adapters.base:VirtualClock", "VirtualClock is not a subclass of adapters.base.Target"),
+])
+def test_a_wrong_python_adapter_is_one_line(spec, message):
+    with pytest.raises(TargetError, match=message):
+        python_target(spec, "sqs-standard")
+    result = sqs_conformance("run", "--target", spec, "--examples", "1")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and message in result.stderr
+
+
+@pytest.mark.parametrize("command, message", [
+    ("no-such-program-anywhere", "cannot start no-such-program-anywhere"),
+    (f"{sys.executable} -c 'import sys; sys.exit(\"no queue today\")'", "exited: no queue today"),
+    (f"{sys.executable} -c 'print(\"hello there\")'", "not the protocol"),
+    (f"{sys.executable} -c 'print(\"{{\\\"name\\\": \\\"q\\\", \\\"profiles\\\": [\\\"kafka\\\"]}}\")'",
+     "names no profile the suite knows"),
+])
+def test_a_program_that_does_not_speak_the_protocol_is_one_line(command, message):
+    with pytest.raises(TargetError, match=message):
+        ProcessTarget(command, "sqs-standard")
