@@ -183,8 +183,9 @@ class EmulatorTarget(EndpointTarget):
         finally:
             if url is not None:
                 client.delete_queue(QueueUrl=url)
-        raise TimeTravelUnsupported(f"{self.name}: a message hidden for 30 s stayed hidden after the clock moved 31 s under "
-                          f"libfaketime (its timers do not follow the wall clock): check it on a real clock")
+        raise TimeTravelUnsupported(f"{self.name}: a message hidden for 30 s stayed hidden after the clock moved 31 s "
+                                    f"under libfaketime (its timers do not follow the wall clock): check it on a "
+                                    f"real clock")
 
     def _stop_server(self) -> None:
         if self.server is not None:

@@ -24,7 +24,8 @@ IN_HOUSE = ("python:", "process:")
 
 
 def is_known(spec: str) -> bool:
-    return spec in SPECS or spec.startswith(IN_HOUSE) or (spec.endswith(TIME_TRAVEL) and spec.removesuffix(TIME_TRAVEL) in EMULATORS)
+    time_travelled = spec.endswith(TIME_TRAVEL) and spec.removesuffix(TIME_TRAVEL) in EMULATORS
+    return spec in SPECS or spec.startswith(IN_HOUSE) or time_travelled
 
 
 def is_real_clock(spec: str) -> bool:

@@ -251,6 +251,33 @@ def cleanup(target_spec: str, older_than: float, delete: bool, **endpoint) -> No
 
 
 @main.command()
+@click.option("--profile", "profiles", multiple=True, required=True, type=click.Choice(sorted(PROFILES)),
+              help="give it twice: the two profiles to compare")
+@click.option("--examples", type=click.IntRange(1, 100_000), default=30, show_default=True,
+              help="generated cases per round, in each direction")
+@click.option("--seed", type=click.IntRange(0, 2**63), default=None)
+def diff(profiles: tuple[str, ...], examples: int, seed: int | None) -> None:
+    """The shortest sequences on which two profiles' permitted outcomes disagree, one per differing rule."""
+    from conformance import report
+    from conformance.diff import differences
+
+    if len(profiles) != 2 or profiles[0] == profiles[1]:
+        raise OneLineError("diff compares two different profiles: --profile A --profile B")
+    found = differences(*profiles, examples=examples, seed=seed)
+    table = Table(title=f"{profiles[0]} against {profiles[1]}: {len(found)} differing rule(s)")
+    for column in ("rule", "answer of", "not permitted by", "steps", "answer", "permitted"):
+        table.add_column(column, justify="right" if column == "steps" else "left")
+    for d in found:
+        table.add_row(d.finding.rule, d.behaves, d.judged_by, str(len(d.finding.steps)),
+                      str(d.finding.divergence.observed), str(d.finding.divergence.expected))
+    console.print(table)
+    for d in found:
+        console.rule(f"{d.finding.rule}: what {d.behaves} does and {d.judged_by} does not permit")
+        console.print(report.timeline(d.finding), markup=False)
+    sys.exit(0)
+
+
+@main.command()
 @click.option("--emulator", "emulators", multiple=True, metavar="NAME",
               help=f"only this emulator (repeatable) [default: all of {', '.join(EMULATORS)}]")
 @click.option("--profile", "profiles", multiple=True, type=click.Choice(["sqs-standard", "sqs-fifo"]),
