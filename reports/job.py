@@ -32,13 +32,14 @@ def build(spark: SparkSession, inputs: list[str], out: str) -> Summary:
     store = f"{out}/tables"
     traces = ingest.find_traces(spark, inputs)
     fresh = ingest.ingest(spark, traces, store)
-    steps = ingest.steps(spark, store).cache()
+    every_step = ingest.steps(spark, store)
+    steps = every_step.select(*tables.COLUMNS).cache()
     try:
         derived = {"matrix": tables.matrix(steps), "divergences": tables.divergences(steps),
                    "timing": tables.timing(steps)}
         for name, frame in derived.items():
             frame.write.mode("overwrite").parquet(f"{store}/{name}")
-        data = _collect(spark, store, steps)
+        data = _collect(spark, store, steps, every_step)
     finally:
         steps.unpersist()
     report, xml = f"{out}/report.html", f"{out}/junit.xml"
@@ -51,7 +52,7 @@ def _rows(frame: DataFrame) -> list[dict]:
     return [row.asDict(recursive=True) for row in frame.collect()]
 
 
-def _collect(spark: SparkSession, store: str, steps: DataFrame) -> page.ReportData:
+def _collect(spark: SparkSession, store: str, steps: DataFrame, every_step: DataFrame) -> page.ReportData:
     divergences = _rows(spark.read.parquet(f"{store}/divergences"))
     quarantine = ingest.quarantine(spark, store)
     counts = steps.agg(F.count(F.lit(1)).alias("steps"), F.countDistinct("run_id").alias("runs"),
@@ -64,7 +65,7 @@ def _collect(spark: SparkSession, store: str, steps: DataFrame) -> page.ReportDa
         lateness_bars=_rows(tables.lateness_histogram(steps)), latency_bars=_rows(tables.latency_histogram(steps)),
         quarantined=quarantine.count(),
         quarantine_sample=_rows(quarantine.orderBy("file").limit(QUARANTINE_SAMPLE)),
-        cases=_minimal_cases(spark, steps, divergences))
+        cases=_minimal_cases(spark, every_step, divergences))
 
 
 def _minimal_cases(spark: SparkSession, steps: DataFrame, divergences: list[dict]) -> dict[tuple, list[dict]]:

@@ -9,6 +9,9 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 TARGET = ["target", "target_version", "profile"]
+# What the tables below read of `steps`: cached once, without the bulky per-step views.
+COLUMNS = ["file", "run_id", "case", "step", "final", "invoke_wall", *TARGET, "clock", "verdict", "rules",
+           "divergences", "latency", "reappeared"]
 PERCENTILES = [0.5, 0.95, 0.99]
 LATENESS_BIN = 0.25  # seconds per bar of the lateness histogram
 LATENESS_LAST_BIN = 20  # later than 5 s all goes in the last bar
