@@ -171,15 +171,17 @@ def _returned(observed: Response) -> list[str]:
 
 
 def _reappeared(observed: Response, before: dict[str, Any], invoke: float) -> list[dict[str, Any]]:
-    """Messages this receive returned that the model had in flight: each with its deadline (the latest it may
-    be) and how long after it the returning receive began, an upper bound of how late the message came back."""
+    """Messages this receive returned that the model had in flight with one certain deadline: each with that
+    deadline and how long after it the returning receive began, an upper bound of how late the message came back
+    (it includes any wait of the suite's own before that receive)."""
     if not isinstance(observed, ReceiveOk):
         return []
     found = []
     for message in observed.messages:
-        windows = before.get(message.message_id)
-        if windows and all(hidden == Hidden.RECEIPT.value for hidden, _ in windows):
-            deadline = max(visible_at for _, visible_at in windows)
+        windows = before.get(message.message_id) or []
+        deadlines = {visible_at for _, visible_at in windows}
+        if len(deadlines) == 1 and all(hidden == Hidden.RECEIPT.value for hidden, _ in windows):
+            (deadline,) = deadlines
             found.append({"message": message.message_id, "deadline": deadline,
                           "lateness": round(invoke - deadline, 6)})
     return found

@@ -42,7 +42,7 @@ def test_a_reappearance_is_measured_from_the_deadline_the_step_before_held(confo
         for seen in record["reappeared"]:
             windows = previous[(record["run_id"], record["case"], record["step"] - 1)]["views"][seen["message"]]
             assert all(hidden == "receipt" for hidden, _ in windows)
-            assert seen["deadline"] == max(at for _, at in windows)
+            assert {at for _, at in windows} == {seen["deadline"]}  # only certain deadlines are measured
             assert seen["lateness"] == pytest.approx(record["invoke"] - seen["deadline"])
             assert seen["lateness"] >= 0  # the model never returns a message before its deadline
             assert seen["message"] in record["returned"]
