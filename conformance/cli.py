@@ -274,7 +274,6 @@ def diff(profiles: tuple[str, ...], examples: int, seed: int | None) -> None:
     for d in found:
         console.rule(f"{d.finding.rule}: what {d.behaves} does and {d.judged_by} does not permit")
         console.print(report.timeline(d.finding), markup=False)
-    sys.exit(0)
 
 
 @main.command()
@@ -346,14 +345,20 @@ def _report(traces: list[str], out_dir: str, master: str | None) -> None:
     from reports.spark import ReportError, session
 
     try:
-        from reports.job import build
+        from py4j.protocol import Py4JError
+        from pyspark.errors import PySparkException
 
-        spark = session(master)
-        summary = build(spark, traces, out_dir)
-    except ReportError as error:
-        raise OneLineError(str(error)) from None
+        from reports.job import build
     except ImportError as error:
         raise OneLineError(f"the reports need PySpark ({error}); pip install -e . installs it") from None
+    try:
+        summary = build(session(master), traces, out_dir)
+    except ReportError as error:
+        raise OneLineError(str(error)) from None
+    except (PySparkException, Py4JError) as error:  # a path Spark cannot read or write, a cluster gone, ...
+        java = getattr(error, "java_exception", None)  # py4j's own message only names the call that failed
+        lines = (str(java.toString()) if java is not None else str(error)).strip().splitlines()
+        raise OneLineError(f"Spark failed: {lines[0] if lines else type(error).__name__}") from None
     console.print(f"report: {summary.report}  (JUnit: {summary.junit})")
     console.print(f"{summary.files} trace files ({summary.new_files} new or changed), {summary.steps:,} steps, "
                   f"{summary.divergences} distinct divergences, {summary.quarantined:,} malformed lines "

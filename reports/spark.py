@@ -71,5 +71,5 @@ def session(master: str | None = None):
     except Exception as error:  # py4j and Spark raise many kinds; the user needs the first line
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ReportError(f"Spark did not start: {first}") from None
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel("FATAL")  # as the log4j2 file says; the command reports failures itself
     return spark

@@ -65,3 +65,13 @@ def test_without_java_the_error_says_so_in_one_line(tmp_path):
     assert result.stderr == ("sqs-conformance: error: Java is not installed: PySpark 4 needs Java 17 or newer "
                              "(Debian: apt-get install openjdk-17-jre-headless)\n")
     assert not (tmp_path / "out").exists()
+
+
+def test_an_unwritable_destination_is_one_line_and_no_java_stack(tmp_path):
+    (tmp_path / "t.jsonl").write_text(step() + "\n")
+    (tmp_path / "a-file").write_text("in the way")
+    result = sqs_conformance("report", str(tmp_path / "t.jsonl"), "--out", str(tmp_path / "a-file" / "out"))
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1].startswith("sqs-conformance: error: Spark failed: ")
+    assert "\tat " not in result.stderr and "Traceback" not in result.stderr
+    assert (tmp_path / "a-file").read_text() == "in the way"
