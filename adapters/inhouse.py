@@ -115,8 +115,9 @@ class ProcessTarget(Target):
             raise TargetError(f"{self._who()} exited: {self._last_words()}") from None
         line = _read_line(self.process, ANSWER_TIMEOUT)
         if line is None:
-            raise TargetError(f"{self._who()} did not answer within {ANSWER_TIMEOUT:.0f} s"
-                              if self.process.poll() is None else f"{self._who()} exited: {self._last_words()}")
+            raise TargetError(f"{self._who()} did not answer within {ANSWER_TIMEOUT:.0f} s")
+        if not line:  # end of its output: it exited, or is exiting
+            raise TargetError(f"{self._who()} exited: {self._last_words()}")
         try:
             answer = json.loads(line)
             if not isinstance(answer, dict) or not ({"response", "unsupported", "ok", "name"} & set(answer)):
@@ -137,11 +138,11 @@ class ProcessTarget(Target):
 
 
 def _read_line(process: subprocess.Popen, timeout: float) -> str | None:
+    """One line of the program's output: "" at its end, None if nothing came within `timeout` seconds."""
     import selectors
 
     with selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ)
         if not selector.select(timeout):
             return None
-    line = process.stdout.readline()
-    return line or None
+    return process.stdout.readline()
