@@ -8,6 +8,7 @@ from html import escape
 from typing import Any
 
 from model.rules import CATALOGUE
+from reports.tables import LATENESS_BIN
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222}
@@ -192,7 +193,7 @@ def _timing(data: ReportData) -> str:
         bars = {b["bar"]: b["count"] for b in data.lateness_bars
                 if (b["target"], b["target_version"], b["clock"]) == key}
         charts.append(f"<h4>{escape(' '.join(key))}: how late messages came back</h4>"
-                      + histogram(bars, lambda bar: f"{bar * 0.25:.2f} s"))
+                      + histogram(bars, lambda bar: f"{bar * LATENESS_BIN:.2f} s"))
     for key in sorted({(b["target"], b["target_version"], b["clock"]) for b in data.latency_bars}):
         bars = {b["bar"]: b["count"] for b in data.latency_bars
                 if (b["target"], b["target_version"], b["clock"]) == key}
