@@ -59,3 +59,31 @@ def test_concurrent_jobs_share_findings_and_keep_their_cases_apart(tmp_path):
     assert all(steps == list(range(len(steps))) for steps in steps_of_case.values())
     assert result.errors == []  # no job's replay was disturbed by another's findings
 
+
+
+def test_on_a_clock_that_is_not_virtual_shrinking_is_capped_and_restored_after():
+    from hypothesis.internal.conjecture import engine
+
+    from adapters.base import VirtualClock
+    from adapters.model_target import ModelTarget
+    from conformance.runner import REAL_CLOCK_SHRINK_SECONDS, run
+
+    class ShiftedModel(ModelTarget):
+        """The model, its clock labelled as a moved one, noting the shrinking cap in force at each step."""
+
+        seen: set = set()
+
+        def reset(self):
+            super().reset()
+            self.clock = type("Shifted", (VirtualClock,), {"kind": "shifted"})()
+
+        def execute(self, op):
+            self.seen.add(engine.MAX_SHRINKING_SECONDS)
+            return super().execute(op)
+
+    before = engine.MAX_SHRINKING_SECONDS
+    target = ShiftedModel("sqs-standard")
+    target.reset()
+    run(target, "sqs-standard", examples=2, seed=1, steps_per_case=5, coverage_rounds=0)
+    assert target.seen == {REAL_CLOCK_SHRINK_SECONDS}
+    assert engine.MAX_SHRINKING_SECONDS == before
