@@ -120,3 +120,17 @@ def test_an_additive_extend_in_the_python_example_is_caught_and_shrunk():
     assert "VIS-EXTEND-NONADDITIVE" in result.findings
     # 7 steps today (a person would write 5; issue 6 aims at 6): a bound that catches a shrinker gone worse.
     assert len(result.findings["VIS-EXTEND-NONADDITIVE"].steps) <= 8
+
+
+@pytest.mark.parametrize("mutant, rule", [
+    ("ReceiveCountNotIncremented", "RCV-COUNT"),
+    ("TimeoutRangeOffByOne", "VIS-RANGE"),
+    ("FirstReceiveForgotten", "RCV-FIRST-TIMESTAMP"),
+    ("DelayIgnored", "DELAY-HIDES"),
+])
+def test_mutants_of_the_example_are_killed_by_the_rule_they_break(mutant, rule):
+    from adapters.examples import mutants
+    from conformance.runner import run
+
+    result = run(getattr(mutants, mutant)("sqs-standard"), "sqs-standard", examples=30, seed=1, shrink=False)
+    assert rule in result.findings, sorted(result.findings)
