@@ -138,16 +138,12 @@ def _print_result(result, out_dir: Path, report) -> None:
                         f"{result.cases} cases, {result.steps} steps, {result.rounds} rounds")
     for column in ("rule", "exercised", "conforming", "diverging", "counted redeliveries", "verdict"):
         table.add_column(column, justify="left" if column in ("rule", "verdict") else "right")
+    shown = {"diverges": "[red]DIVERGES[/red]", "not exercised": "[yellow]not exercised[/yellow]",
+             "conforms": "[green]conforms[/green]"}
     for r in rules_for(result.profile):
         t = result.tallies.rules.get(r.id)
-        if r.id in result.findings:
-            verdict = "[red]DIVERGES[/red]"
-        elif t is None:
-            verdict = "[yellow]not exercised[/yellow]"
-        else:
-            verdict = "[green]conforms[/green]"
         table.add_row(r.id, *(str(getattr(t, k, 0)) for k in ("exercised", "conforming", "diverging", "notes")),
-                      verdict)
+                      shown[result.verdict(r.id)])
     console.print(table)
     for finding in result.findings.values():
         console.rule(f"[red]{finding.rule}[/red]")

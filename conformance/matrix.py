@@ -64,13 +64,7 @@ def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int |
     cell.seconds = time.monotonic() - started
     cell.cases = result.cases
     cell.findings = str(report.write_findings(result, out_dir / emulator / profile))
-    for r in rules_for(profile):
-        if r.id in result.findings:
-            cell.verdicts[r.id] = "diverges"
-        elif r.id in result.tallies.rules:
-            cell.verdicts[r.id] = "conforms"
-        else:
-            cell.verdicts[r.id] = "not exercised"
+    cell.verdicts = {r.id: result.verdict(r.id) for r in rules_for(profile)}
     return cell
 
 

@@ -69,6 +69,12 @@ class RunResult:
     def conforms(self) -> bool:
         return not self.findings and not self.errors
 
+    def verdict(self, rule_id: str) -> str:
+        """What the run says of one rule: "diverges", "conforms" or "not exercised"."""
+        if rule_id in self.findings:
+            return "diverges"
+        return "conforms" if rule_id in self.tallies.rules else "not exercised"
+
     def never_exercised(self) -> list[str]:
         return [r.id for r in rules_for(self.profile)
                 if r.id not in self.tallies.rules and r.id not in NOT_GENERATED]

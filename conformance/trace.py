@@ -14,6 +14,8 @@ from typing import IO, Any, Iterator
 from model.codec import decode, encode  # noqa: F401 (traces are read and written with them)
 
 SCHEMA_VERSION = 2  # 2 added `views`, `returned` and `reappeared`
+
+
 class TraceError(ValueError):
     """A trace line that cannot be read; the message names the file and line."""
 
