@@ -14,10 +14,12 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import selectors
 import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 from typing import Any
 
 from adapters.base import Target, TargetError, Unsupported, VirtualClock
@@ -62,10 +64,14 @@ class ProcessTarget(Target):
         if not argv:
             raise TargetError("--target process: needs a command, e.g. 'process:node queue.mjs'")
         self.clock = VirtualClock()
+        # Its stderr goes to a file, not a pipe: a program that logs a lot would fill a pipe nobody reads and
+        # stall; the file gives its last words when it exits.
+        self._stderr = tempfile.TemporaryFile(mode="w+")
         try:
             self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE, text=True, bufsize=1, start_new_session=True)
+                                            stderr=self._stderr, text=True, bufsize=1, start_new_session=True)
         except OSError as error:
+            self._stderr.close()
             raise TargetError(f"cannot start {argv[0]}: {error.strerror}") from None
         try:
             hello = self._ask({"hello": PROTOCOL, "profile": profile})
@@ -89,7 +95,7 @@ class ProcessTarget(Target):
             raise Unsupported(f"{self.name}: {answer['unsupported']}")
         if "at" in answer:  # a long poll that returned later than it was asked
             self.clock.advance_to(float(answer["at"]))
-        return decode(answer["response"])
+        return answer["response"]
 
     def reset(self) -> None:
         self._ask({"reset": True})
@@ -106,8 +112,10 @@ class ProcessTarget(Target):
                 except ProcessLookupError:
                     pass
                 self.process.wait(timeout=5)
+        self._stderr.close()
 
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Send one request; the answer, checked against the protocol, with its `response` decoded."""
         try:
             self.process.stdin.write(json.dumps(request) + "\n")
             self.process.stdin.flush()
@@ -123,7 +131,7 @@ class ProcessTarget(Target):
             if not isinstance(answer, dict) or not ({"response", "unsupported", "ok", "name"} & set(answer)):
                 raise ValueError("no response, unsupported, ok or name")
             if "response" in answer:
-                decode(answer["response"])
+                answer["response"] = decode(answer["response"])
         except (ValueError, TypeError) as error:
             raise TargetError(f"{self._who()} answered {line.strip()[:120]!r}, not the protocol ({error})") from None
         return answer
@@ -133,14 +141,13 @@ class ProcessTarget(Target):
 
     def _last_words(self) -> str:
         self.process.wait(timeout=5)
-        lines = (self.process.stderr.read() or "").strip().splitlines()
+        self._stderr.seek(0)
+        lines = self._stderr.read().strip().splitlines()
         return lines[-1] if lines else f"exit code {self.process.returncode}"
 
 
 def _read_line(process: subprocess.Popen, timeout: float) -> str | None:
     """One line of the program's output: "" at its end, None if nothing came within `timeout` seconds."""
-    import selectors
-
     with selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ)
         if not selector.select(timeout):

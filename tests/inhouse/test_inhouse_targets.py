@@ -122,3 +122,22 @@ def test_mutants_of_the_example_are_killed_by_the_rule_they_break(mutant, rule):
 
     result = run(getattr(mutants, mutant)("sqs-standard"), "sqs-standard", examples=30, seed=1, shrink=False)
     assert rule in result.findings, sorted(result.findings)
+
+
+def test_a_program_that_logs_much_on_stderr_is_not_stalled_and_its_last_words_are_kept(tmp_path):
+    """200 kB of stderr would fill a pipe nobody reads; the answer must still come, and an exit be explained."""
+    script = tmp_path / "chatty.py"
+    script.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    sys.stderr.write('log line ' * 20000 + '\\n'); sys.stderr.flush()\n"
+        "    request = json.loads(line)\n"
+        "    if 'hello' in request:\n"
+        "        print(json.dumps({'name': 'chatty', 'profiles': ['sqs-standard']}), flush=True)\n"
+        "    else:\n"
+        "        sys.exit('giving up on ' + request['operation']['type'])\n")
+    target = ProcessTarget(f"{sys.executable} {script}", "sqs-standard")
+    assert target.name == "chatty"
+    with pytest.raises(TargetError, match="chatty exited: giving up on CreateQueue"):
+        target.execute(CreateQueue("q", {}))
+    target.close()
