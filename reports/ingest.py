@@ -132,8 +132,8 @@ def read_manifest(spark: SparkSession, tables: str) -> dict[str, TraceFile]:
 
 
 def ingest(spark: SparkSession, traces: list[TraceFile], tables: str) -> list[TraceFile]:
-    """Parse the traces that are new or changed since the last run into `steps` and `quarantine`; returns
-    them. Traces read before and unchanged are left as they are."""
+    """Parse the traces that are new or changed since the last run into `steps` (malformed lines into its
+    `quarantined=true` partitions); returns them. Traces read before and unchanged are left as they are."""
     manifest = read_manifest(spark, tables)
     fresh = [t for t in traces if manifest.get(t.path) != t]
     if not fresh:

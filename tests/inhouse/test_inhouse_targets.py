@@ -20,6 +20,14 @@ def sqs_conformance(*args):
                           timeout=600)
 
 
+def run_summary(target, out, *options, exit_code):
+    """`sqs-conformance run` on `target`, expected to exit with `exit_code`; the one summary it wrote."""
+    result = sqs_conformance("run", "--target", target, *options, "--out", str(out))
+    assert result.returncode == exit_code, result.stdout[-3000:] + result.stderr
+    (summary,) = [json.loads(p.read_text()) for p in out.glob("summary-*.json")]
+    return summary
+
+
 @needs_node
 def test_the_node_queue_speaks_the_protocol_on_the_suites_clock():
     target = ProcessTarget(NODE_QUEUE, "sqs-standard")
@@ -42,10 +50,8 @@ def test_the_node_queue_speaks_the_protocol_on_the_suites_clock():
 
 @needs_node
 def test_the_suite_checks_the_node_queue_and_finds_its_design_choices(tmp_path):
-    result = sqs_conformance("run", "--target", f"process:{NODE_QUEUE}", "--examples", "30", "--seed", "1",
-                             "--no-shrink", "--out", str(tmp_path))
-    assert result.returncode == 1, result.stdout + result.stderr
-    (summary,) = [json.loads(p.read_text()) for p in tmp_path.glob("summary-*.json")]
+    summary = run_summary(f"process:{NODE_QUEUE}", tmp_path, "--examples", "30", "--seed", "1", "--no-shrink",
+                          exit_code=1)
     assert summary["target"] == "inhouse-node"
     # It rejects a change through a handle of an earlier receive; SQS accepts it (EVIDENCE: VAL).
     assert "CMV-STALE" in summary["findings"]
@@ -56,10 +62,8 @@ def test_the_suite_checks_the_node_queue_and_finds_its_design_choices(tmp_path):
 
 
 def test_a_python_adapter_is_loaded_by_module_and_class(tmp_path):
-    result = sqs_conformance("run", "--target", "python:adapters.model_target:ModelTarget", "--examples", "5",
-                             "--steps", "8", "--seed", "2", "--out", str(tmp_path))
-    assert result.returncode == 0, result.stdout + result.stderr
-    (summary,) = [json.loads(p.read_text()) for p in tmp_path.glob("summary-*.json")]
+    summary = run_summary("python:adapters.model_target:ModelTarget", tmp_path, "--examples", "5", "--steps", "8",
+                          "--seed", "2", exit_code=0)
     assert summary["target"] == "model:sqs-standard" and summary["steps"] > 20
 
 
@@ -89,10 +93,8 @@ def test_a_program_that_does_not_speak_the_protocol_is_one_line(command, message
 
 
 def test_the_python_example_conforms_on_everything_it_implements(tmp_path):
-    result = sqs_conformance("run", "--target", "python:adapters.examples.inhouse_queue:InHouseQueue",
-                             "--examples", "30", "--seed", "1", "--no-shrink", "--out", str(tmp_path))
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
-    (summary,) = [json.loads(p.read_text()) for p in tmp_path.glob("summary-*.json")]
+    summary = run_summary("python:adapters.examples.inhouse_queue:InHouseQueue", tmp_path, "--examples", "30",
+                          "--seed", "1", "--no-shrink", exit_code=0)
     assert summary["target"] == "inhouse-python" and not summary["findings"]
     # Exactly what it lacks (batches, attributes, purge, redrive) goes unexercised; everything else is checked.
     assert set(summary["never_exercised"]) == {
