@@ -188,23 +188,24 @@ def _timing(data: ReportData) -> str:
                     f"<td>{ms('latency_p50')}</td><td>{ms('latency_p95')}</td><td>{ms('latency_p99')}</td>"
                     f"<td>{t['reappearances']:,}</td><td>{ms('lateness_p50')}</td><td>{ms('lateness_p95')}</td>"
                     f"<td>{ms('lateness_p99')}</td></tr>")
-    charts = []
-    for key in sorted({(b["target"], b["target_version"], b["clock"]) for b in data.lateness_bars}):
-        bars = {b["bar"]: b["count"] for b in data.lateness_bars
-                if (b["target"], b["target_version"], b["clock"]) == key}
-        charts.append(f"<h4>{escape(' '.join(key))}: how late messages came back</h4>"
-                      + histogram(bars, lambda bar: f"{bar * LATENESS_BIN:.2f} s"))
-    for key in sorted({(b["target"], b["target_version"], b["clock"]) for b in data.latency_bars}):
-        bars = {b["bar"]: b["count"] for b in data.latency_bars
-                if (b["target"], b["target_version"], b["clock"]) == key}
-        charts.append(f"<h4>{escape(' '.join(key))}: operation latency</h4>"
-                      + histogram(bars, lambda bar: f"≤{2 ** bar} ms"))
+    charts = (_histograms(data.lateness_bars, "how late messages came back",
+                          lambda bar: f"{bar * LATENESS_BIN:.2f} s")
+              + _histograms(data.latency_bars, "operation latency", lambda bar: f"≤{2 ** bar} ms"))
     return ("<h2 id=timing>Timing</h2><p class=muted>Latency: complete − invoke of each operation. Lateness: how "
             "long after its deadline an in-flight message came back, measured to the start of the receive that "
             "returned it (an upper bound; under a virtual clock it shows the suite's own waits).</p>"
             "<table><tr><th class=rule>target</th><th class=rule>clock</th><th>steps</th><th>latency p50 ms</th>"
             "<th>p95</th><th>p99</th><th>reappearances</th><th>lateness p50 ms</th><th>p95</th><th>p99</th></tr>"
             + "".join(rows) + "</table>" + "".join(charts))
+
+
+def _histograms(bars: list[dict[str, Any]], title: str, label) -> list[str]:
+    """One histogram per target, version and clock of `bars` (rows of bar number and count)."""
+    by_target: dict[tuple, dict[int, int]] = {}
+    for b in bars:
+        by_target.setdefault((b["target"], b["target_version"], b["clock"]), {})[b["bar"]] = b["count"]
+    return [f"<h4>{escape(' '.join(key))}: {title}</h4>" + histogram(counts, label)
+            for key, counts in sorted(by_target.items())]
 
 
 def histogram(bars: dict[int, int], label) -> str:
