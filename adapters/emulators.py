@@ -27,6 +27,8 @@ class Emulator:
     version: str
     installer: str  # "project" (a dependency already), "pip" (a venv of its own) or "npm"
     packages: tuple[str, ...] = ()
+    module: str = ""  # what `python -m` runs, for the Python ones
+    arguments: tuple[str, ...] = ()  # after the module; {port} is filled in at start
     # {port} and {scratch} (a folder of this server's own, removed when it stops) are filled in at start.
     env: dict[str, str] = field(default_factory=dict)
     start_timeout: float = 30.0
@@ -35,25 +37,25 @@ class Emulator:
         return home / f"{self.name}-{self.version}"
 
     def command(self, folder: Path, port: int) -> list[str]:
-        if self.name == "moto-server":
-            return [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
         if self.installer == "npm":
             return ["node", str(NODE_LAUNCHER), self.name, str(folder.resolve()), str(port)]
-        module = {"localstack": "localstack.runtime.main", "ministack": "ministack"}[self.name]
-        return [str(_venv_python(folder)), "-m", module]
+        python = sys.executable if self.installer == "project" else str(_venv_python(folder))
+        return [python, "-m", self.module, *(a.format(port=port) for a in self.arguments)]
 
 
 EMULATORS: dict[str, Emulator] = {e.name: e for e in (
-    Emulator("moto-server", "project", "project"),
+    Emulator("moto-server", "project", "project", module="moto.server",
+             arguments=("-H", "127.0.0.1", "-p", "{port}")),
     # Newer LocalStack releases use Python 3.12 syntax; these pins are what 4.13.1 needs to start. Its default
     # gateway binds 0.0.0.0 whatever it is told, so it is only ever started with hypercorn on GATEWAY_LISTEN.
     Emulator("localstack", "4.13.1", "pip",
              ("localstack-core[runtime]==4.13.1", "cbor2<6", "pyopenssl<25", "cryptography<45", "service_identity"),
+             module="localstack.runtime.main",
              env={"GATEWAY_SERVER": "hypercorn", "GATEWAY_LISTEN": "127.0.0.1:{port}", "SERVICES": "sqs",
                   "DNS_ADDRESS": "0", "DISABLE_EVENTS": "1", "SKIP_SSL_CERT_DOWNLOAD": "1",
                   "FILESYSTEM_ROOT": "{scratch}"},
              start_timeout=90.0),
-    Emulator("ministack", "1.5.33", "pip", ("ministack==1.5.33",),
+    Emulator("ministack", "1.5.33", "pip", ("ministack==1.5.33",), module="ministack",
              env={"BIND_HOST": "127.0.0.1", "GATEWAY_PORT": "{port}", "TMPDIR": "{scratch}"}),
     # Both npm emulators are served through the suite's launcher, which listens on 127.0.0.1 only.
     Emulator("fauxqs", "1.9.2", "npm", ("fauxqs@1.9.2",)),
