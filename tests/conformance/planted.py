@@ -46,4 +46,3 @@ class EmptyBatchAccepted(ModelTarget):
 
 class TwoBugs(EmptyBatchAccepted, WrongMalformedHandleCode):
     """Two of the above at once: a run must report both, not just the first it meets."""
-
