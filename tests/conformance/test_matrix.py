@@ -159,3 +159,15 @@ def test_matrices_checked_side_by_side_are_merged_into_one_table(tmp_path):
                              "--no-readme"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "is not a matrix.json written by" in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_a_server_that_dies_during_the_time_travel_probe_is_one_line_and_stopped(monkeypatch):
+    from adapters import servers
+
+    started = []
+    real_start = emulators.start
+    monkeypatch.setattr(emulators, "start", lambda *a, **k: started.append(real_start(*a, **k)) or started[-1])
+    monkeypatch.setattr(servers.FakeTime, "shift", lambda self, offset: started and started[0].stop())
+    with pytest.raises(TargetError, match="moto-server:faketime: the time-travel probe failed: "):
+        EmulatorTarget("moto-server", time_travel=True)
+    assert started[0].process.poll() is not None
