@@ -53,7 +53,52 @@ def python_target(spec: str, profile: str) -> Target:
         raise TargetError(f"--target {spec!r}: {class_name}({profile!r}) failed: {error}") from None
     if target.clock.kind != "virtual":
         raise TargetError(f"--target {spec!r}: an in-house target runs on the suite's VirtualClock")
-    return target
+    return Guarded(target)
+
+
+class Guarded(Target):
+    """A team's Python target, with whatever its code raises turned into one line that stops the run: an
+    exception is a bug of the queue or its adapter, not an answer the model can judge."""
+
+    def __init__(self, inner: Target) -> None:
+        self.inner = inner
+        self.name, self.profiles = inner.name, inner.profiles
+
+    @property
+    def clock(self):  # type: ignore[override]  # reset may replace the inner target's clock
+        return self.inner.clock
+
+    def execute(self, op: Operation) -> Response:
+        return self._guard(f"{type(op).__name__}", self.inner.execute, op)
+
+    def version(self) -> str:
+        return self._guard("version", self.inner.version)
+
+    def reset(self) -> None:
+        self._guard("reset", self.inner.reset)
+
+    def close(self) -> None:
+        self._guard("close", self.inner.close)
+
+    def _guard(self, what: str, call, *args):
+        try:
+            return call(*args)
+        except (Unsupported, TargetError):
+            raise
+        except Exception as error:
+            where = _innermost_frame(error)
+            first_line = (str(error).strip().splitlines() or [""])[0]
+            raise TargetError(f"{self.name} raised {type(error).__name__} on {what}: {first_line}"
+                              + (f" ({where})" if where else "")) from None
+
+
+def _innermost_frame(error: BaseException) -> str:
+    trace = error.__traceback__
+    last = None
+    while trace is not None:
+        last = trace
+        trace = trace.tb_next
+    return f"{last.tb_frame.f_code.co_filename}:{last.tb_lineno}" if last is not None else ""
 
 
 class ProcessTarget(Target):

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from adapters.base import TargetError
-from adapters.inhouse import ProcessTarget, python_target
+from adapters.base import Target, TargetError, VirtualClock
+from adapters.inhouse import Guarded, ProcessTarget, python_target
 from model.values import CreateQueue, ReceiveMessage, ReceiveOk, SendMessage, SendOk
 
 NODE_QUEUE = "node adapters/examples/inhouse_queue.mjs"
@@ -143,3 +143,22 @@ def test_a_program_that_logs_much_on_stderr_is_not_stalled_and_its_last_words_ar
     with pytest.raises(TargetError, match="chatty exited: giving up on CreateQueue"):
         target.execute(CreateQueue("q", {}))
     target.close()
+
+
+class Exploding(Target):
+    name = "exploding"
+    profiles = frozenset({"sqs-standard"})
+
+    def __init__(self) -> None:
+        self.clock = VirtualClock()
+
+    def execute(self, op):
+        raise KeyError("queue 'q'")
+
+
+def test_an_exception_of_a_python_target_stops_the_run_with_one_line():
+    with pytest.raises(TargetError) as stopped:
+        Guarded(Exploding()).execute(CreateQueue("q", {}))
+    message = str(stopped.value)
+    assert message.startswith("exploding raised KeyError on CreateQueue: \"queue 'q'\" (")
+    assert "test_inhouse_targets.py:" in message and "\n" not in message
