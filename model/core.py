@@ -208,7 +208,15 @@ def _set_attributes(model: Model, op: SetQueueAttributes, now: float) -> Expecta
             queue.settings[name] = queue.settings[name].set(value, now)
 
     rules = ("QATTR-LATER-RECEIVES",) if "VisibilityTimeout" in parsed else ()
-    return Enumerated([Outcome(Ok(), rules + ("VIS-RANGE",), Effects(queue_updates=(apply,)))])
+    # Messages in flight keep their deadlines; their states now also owe that to this rule, so that a receive
+    # that finds one hidden (or back at its old deadline) exercises it, and a divergence there names it first.
+    states = {}
+    for message in model.messages_in(op.queue) if rules else ():
+        marked = tuple(s.evolve(why=("QATTR-LATER-RECEIVES",) + s.why) if s.live_in(op.queue) and s.in_flight(now)
+                       and "QATTR-LATER-RECEIVES" not in s.why else s for s in message.states)
+        if marked != message.states:
+            states[message.id] = marked
+    return Enumerated([Outcome(Ok(), rules + ("VIS-RANGE",), Effects(states, queue_updates=(apply,)))])
 
 
 def _get_attributes(model: Model, op: GetQueueAttributes, now: float) -> Expectation:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from model.core import Model
 
 _MAX_GROUP_COMBINATIONS = 256
+LONG_POLL_SLACK = 0.01  # seconds a long poll on a virtual clock may answer after its moment (moto takes 1 ms)
 
 
 def expect_receive(model: "Model", op: ReceiveMessage, now: float, completed_at: float | None = None
@@ -74,12 +75,12 @@ def expect_receive(model: "Model", op: ReceiveMessage, now: float, completed_at:
         at, late = now, model.late
     else:
         at = _evaluation_time(live, now, max(waits))
-        if completed_at is not None and completed_at > now and max(waits) > 0:
+        if completed_at is not None and max(waits) > 0:
             at = min(completed_at, now + max(waits))  # as of the moment the target answered, within the wait
         late = at
     return ReceiveExpectation(model, queue, op, at, late, max_messages, visibilities, long_poll,
                               tuple(rules), replay, quota_reached=maybe_in_flight >= p.inflight_quota, live=live,
-                              over_limit_permitted=over_limit_permitted)
+                              over_limit_permitted=over_limit_permitted, invoked=now, wait=min(waits))
 
 
 def _live_states(model: "Model", queue: str, now: float
@@ -141,6 +142,8 @@ class ReceiveExpectation:
     live: list[tuple[Message, list[MessageState]]] = field(default_factory=list)  # each message's states here
     over_limit_permitted: bool = False
     timestamp_tolerance_ms: int = 1
+    invoked: float = 0.0  # when the receive was called
+    wait: float = 0.0  # its long-poll wait (the shortest the queue's settings permit)
 
     def __post_init__(self) -> None:
         self.candidates = self._candidates()
@@ -294,6 +297,8 @@ class ReceiveExpectation:
             problems += self._check_group_order(in_order)
         if not observed.messages and self.long_poll:
             problems += self._missed_by_long_poll()
+        if not problems and self.long_poll:
+            problems += self._long_poll_timing(bool(observed.messages))
         return Verdict(self._outcome(returned, tuple(notes), canonical=False), tuple(problems))
 
     def _judge(self, message: Message, got: ReceivedMessage):
@@ -387,6 +392,31 @@ class ReceiveExpectation:
                 return [Divergence(tuple(r for r in rules if r in applicable),
                                    f"{candidate.message.id} returned (visible since {states[0].visible_at:.3f})",
                                    "empty long poll", (candidate.message.id,))]
+        return []
+
+    def _long_poll_timing(self, returned: bool) -> list[Divergence]:
+        """RCV-LONG-POLL on a virtual clock, where the moment of the answer is exact: a long poll answers as soon as
+        a message is surely receivable, and an empty one no sooner than the end of its wait if a message became
+        receivable before then. (A real clock's windows cannot tell; FIFO group locks and redrive are left to the
+        checks above.)"""
+        if self.model.timing.windowed or self.queue.fifo or self.quota_reached:
+            return []
+        end = self.invoked + self.wait
+        surely: list[float] = []  # when each message is receivable in every state it may be in
+        for candidate in self.candidates.values():
+            states = candidate.receivable + candidate.hidden
+            if states and not candidate.due and not candidate.blocked and len(states) == len(
+                    candidate.message.states):
+                surely.append(max(self.invoked, *(s.visible_at for s in states)))
+        first = min((t for t in surely if t <= end), default=None)
+        if first is None:
+            return []
+        if self.at > first + LONG_POLL_SLACK:
+            return [Divergence(("RCV-LONG-POLL",), f"an answer at {first:.3f}, when a message was receivable",
+                               f"answered at {self.at:.3f}")]
+        if not returned and self.at < first - LONG_POLL_SLACK:
+            return [Divergence(("RCV-LONG-POLL",), f"a message at {first:.3f}, within the wait (to {end:.3f})",
+                               f"an empty answer at {self.at:.3f}")]
         return []
 
     def _held_by_later(self, candidate: _Candidate) -> tuple[str, ...]:

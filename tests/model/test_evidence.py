@@ -432,6 +432,36 @@ def test_long_poll_returns_as_soon_as_a_message_is_available():
     assert len(response.messages) == 1 and outcome.at == 30
 
 
+def poll_answered(q: Scenario, at: float, answered_at: float, answer: ReceiveOk):
+    """A target's 1-second long poll called at `at` and answered at `answered_at`, on a virtual clock."""
+    return q.model.observe(ReceiveMessage("q", max_messages=1, wait_time_seconds=1), at, answer,
+                           completed_at=answered_at)
+
+
+def hidden_until_30() -> tuple[Scenario, str]:
+    q = Scenario()
+    mid = q.send()
+    q.receive_one(at=0)
+    return q, mid
+
+
+@pytest.mark.parametrize("answered_at, problem", [(30.0, None), (30.005, None), (30.4, "answered at 30.400")])
+def test_a_long_poll_on_a_virtual_clock_answers_at_the_deadline_not_later(answered_at, problem):
+    q, mid = hidden_until_30()
+    verdict = poll_answered(q, 29.5, answered_at, received(q, mid, 2))  # 10 ms of slack: moto takes 1 ms
+    assert flagged(verdict) == ([] if problem is None else ["RCV-LONG-POLL"])
+    assert problem is None or problem in verdict.divergences[0].observed
+
+
+@pytest.mark.parametrize("called, answered_at, problem", [(29.5, 29.5, "within the wait"), (28.0, 29.0, None)])
+def test_an_empty_long_poll_on_a_virtual_clock_must_not_give_up_before_a_message_comes(called, answered_at,
+                                                                                      problem):
+    q, _ = hidden_until_30()
+    verdict = poll_answered(q, called, answered_at, EMPTY)  # the message comes back at 30
+    assert flagged(verdict) == ([] if problem is None else ["RCV-LONG-POLL"])
+    assert problem is None or problem in verdict.divergences[0].expected
+
+
 # --- at-least-once ----------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("profile, permitted", [("sqs-standard", True), ("sqs-2008", True), ("sqs-fifo", False)])
