@@ -1,11 +1,12 @@
-"""The rule catalogue against a real-clock endpoint: wall time and requests, one job against several.
+"""The full rule catalogue against a real-clock endpoint: wall time and requests, one job against several.
 
-Starts moto's server on 127.0.0.1 (stopped by its pid at the end) and runs the suite against it through the
-endpoint adapter, as it would run against AWS: real sleeps, short timeouts. The same run is timed with one job
-and with `--jobs` concurrent jobs in the same session: wall time, and requests per second (what overlapping the
-waits buys).
+Starts moto's server on 127.0.0.1 (stopped by its pid at the end) and checks every reachable rule against it
+through the endpoint adapter, as against AWS: real sleeps, short timeouts. The catalogue is each rule's witness
+(`run --witnesses-only`); with `--examples N` the Hypothesis search follows, N cases a round. The same run is
+timed with one job and with `--jobs` concurrent jobs in the same session: wall time, and requests per second
+(what overlapping the waits buys).
 
-    python benchmarks/realtime.py [--jobs 4] [--examples 20] [--profile sqs-standard]
+    python benchmarks/realtime.py [--jobs 8] [--examples 0] [--profile sqs-standard]
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def timed(profile: str, jobs: int, examples: int, out: Path) -> tuple[float, int
     targets = make_targets("moto-server", profile, jobs=jobs)
     start = time.perf_counter()
     try:
-        result = run(targets, profile, examples=examples, seed=1, out_dir=out, shrink=False)
+        result = run(targets, profile, examples=max(examples, 1), seed=1, out_dir=out, shrink=False,
+                     search=examples > 0)
     finally:
         seconds = time.perf_counter() - start
         requests = targets[0].requests  # type: ignore[attr-defined]
@@ -39,8 +41,8 @@ def timed(profile: str, jobs: int, examples: int, out: Path) -> tuple[float, int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=4)
-    parser.add_argument("--examples", type=int, default=20)
+    parser.add_argument("--jobs", type=int, default=8)
+    parser.add_argument("--examples", type=int, default=0, help="then search, this many cases a round")
     parser.add_argument("--profile", default="sqs-standard")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -51,7 +53,7 @@ def main() -> None:
             figures[jobs] = (seconds, requests / seconds)
             print(f"{jobs} job(s): {seconds:6.1f} s wall, {requests:,} requests ({requests / seconds:,.1f}/s), "
                   f"{exercised}/{reachable} reachable rules exercised, {diverging} diverging")
-        # Jobs get at least 10 cases a round each, so the two runs may not do the same work: compare both.
+        # With a search, jobs get at least 10 cases a round each, so the two runs may not do the same work.
         print(f"wall time, 1 job / {args.jobs} jobs = {figures[1][0] / figures[args.jobs][0]:.2f}; "
               f"requests/s, {args.jobs} jobs / 1 job = {figures[args.jobs][1] / figures[1][1]:.2f}")
 

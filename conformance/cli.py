@@ -87,19 +87,27 @@ def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs
               help="then build the conformance report (Spark) from every trace under --out into DIR")
 @click.option("--jobs", type=click.IntRange(1, 64), default=None,
               help="concurrent jobs, each on its own queues, so that real-clock waits overlap "
-                   "[default: 4 on a real clock, else 1]")
+                   "[default: 8 on a real clock, else 1]")
+@click.option("--witnesses/--no-witnesses", default=True, show_default=True,
+              help="first replay each rule's witness, the shortest case that exercises it, all at once")
+@click.option("--witnesses-only", is_flag=True,
+              help="only the witnesses: every reachable rule checked once, in about a minute on a real clock")
 @endpoint_options
 def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | None, out_dir: Path,
         tolerate: tuple[str, ...], no_shrink: bool, shrink_seconds: float | None, report_dir: str | None,
-        jobs: int | None, **endpoint) -> None:
-    """Generate operation sequences, send them to TARGET and to the model, report every divergence."""
+        jobs: int | None, witnesses: bool, witnesses_only: bool, **endpoint) -> None:
+    """Replay each rule's witness, then generate operation sequences; send them to TARGET and to the model,
+    report every divergence."""
     from conformance import report, runner
+    from conformance.witnesses import WitnessError
 
     unknown_rules = sorted(set(tolerate) - {r.id for r in CATALOGUE})
     if unknown_rules:
         raise OneLineError(f"--tolerate: no such rule {', '.join(unknown_rules)} (see `sqs-conformance rules`)")
     options = _options(endpoint)
-    default_jobs = 4 if is_real_clock(target_spec) else 1  # waits that are slept overlap across jobs
+    if witnesses_only and not witnesses:
+        raise OneLineError("--witnesses-only and --no-witnesses leave nothing to run")
+    default_jobs = 8 if is_real_clock(target_spec) else 1  # waits that are slept overlap across jobs
     targets = _open_targets(target_spec, profile, options, jobs or default_jobs)
     target = targets[0]
     if profile not in target.profiles:
@@ -118,8 +126,8 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
             result = runner.run(targets, profile, examples=examples, seed=seed, out_dir=out_dir,
                                 steps_per_case=steps, database_dir=Path(".sqs-conformance") / "examples",
                                 on_progress=on_case, shrink=not no_shrink, tolerate=frozenset(tolerate),
-                                shrink_seconds=shrink_seconds)
-        except TargetError as error:
+                                shrink_seconds=shrink_seconds, witnesses=witnesses, search=not witnesses_only)
+        except (TargetError, WitnessError) as error:
             raise OneLineError(str(error)) from None
         finally:
             close_all(targets)
@@ -359,6 +367,44 @@ def _report(traces: list[str], out_dir: str, master: str | None) -> None:
     console.print(f"{summary.files} trace files ({summary.new_files} new or changed), {summary.steps:,} steps, "
                   f"{summary.divergences} distinct divergences, {summary.quarantined:,} malformed lines "
                   f"quarantined")
+
+
+@main.command()
+@click.option("--profile", "profiles", multiple=True, type=click.Choice(sorted(PROFILES)),
+              help="[default: every profile] (repeatable)")
+@click.option("--pace", "paces", multiple=True, type=click.Choice(["virtual", "shifted", "real"]),
+              help="the clock the witnesses are for [default: all three] (repeatable)")
+@click.option("--seed", type=click.IntRange(1, 2**63), default=1, show_default=True)
+@click.option("--check", "check_only", is_flag=True, help="only check the stored witnesses against today's model")
+def witnesses(profiles: tuple[str, ...], paces: tuple[str, ...], seed: int, check_only: bool) -> None:
+    """Search each rule's witness (the shortest case that exercises it) on the model, and store them with the
+    suite; run it again after a change of the model or the machine. Exit 1 if --check finds one stale."""
+    from conformance import witnesses as found
+
+    pairs = [(p, k) for p, k in found.profiles_and_paces()
+             if (not profiles or p in profiles) and (not paces or k in paces)]
+    stale = 0
+    for profile, pace in pairs:
+        if check_only:
+            try:
+                problems = found.stale(found.load(profile, pace))
+            except found.WitnessError as error:
+                raise OneLineError(str(error)) from None
+            stale += len(problems)
+            for problem in problems:
+                console.print(f"[red]{profile} ({pace} clock)[/red] {problem}", markup=True)
+            continue
+
+        def shown(aim, witness) -> None:
+            console.print(f"{profile} ({pace} clock) {aim}: {len(witness.steps)} steps, {witness.waiting:g} s waiting",
+                          markup=False)
+
+        catalogue = found.search_catalogue(profile, pace, seed=seed, on_aim=shown)
+        console.print(f"wrote {found.save(catalogue)}: {len(catalogue.witnesses)} witnesses"
+                      + (f"; no witness for {', '.join(catalogue.missing)}" if catalogue.missing else ""))
+    if check_only:
+        console.print(f"{len(pairs)} witness file(s) checked: " + (f"[red]{stale} stale[/red]" if stale else "all hold"))
+    sys.exit(1 if stale else 0)
 
 
 @main.command()

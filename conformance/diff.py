@@ -25,8 +25,9 @@ def differences(first: str, second: str, *, examples: int = 30, seed: int | None
                 steps_per_case: int = 20) -> list[Difference]:
     found = []
     for behaves, judge in ((first, second), (second, first)):
-        # No coverage rounds: what is wanted is every difference found, not every rule exercised.
+        # No coverage rounds and no witnesses: what is wanted is every difference found and shrunk to its
+        # shortest, not every rule exercised.
         result = run(ModelTarget(behaves), judge, examples=examples, seed=seed, steps_per_case=steps_per_case,
-                     coverage_rounds=0)
+                     coverage_rounds=0, witnesses=False)
         found += [Difference(behaves, judge, finding) for finding in result.findings.values()]
     return sorted(found, key=lambda d: (d.finding.rule, d.behaves))

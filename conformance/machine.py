@@ -51,6 +51,19 @@ class DivergenceFound(AssertionError):
         self.tolerated = sorted({d.rule for s in session.steps[:-1] for d in s.verdict.divergences})
 
 
+def redeliveries_too_many(step: Step, counted: Counter[str]) -> list[Divergence]:
+    """Count the step's early redeliveries (permitted, rarely) into `counted`, per rule; each rule redelivered
+    early REDELIVERIES_BEFORE_FLAGGING times in one case is a divergence."""
+    found = []
+    for note in step.verdict.outcome.notes:
+        counted[note.rule] += 1
+        if counted[note.rule] >= REDELIVERIES_BEFORE_FLAGGING:
+            found.append(Divergence(note.rules, f"{note.expected} (a redelivery may happen rarely)",
+                                    f"{note.observed}, redelivered early {counted[note.rule]} times in one case",
+                                    note.message_ids))
+    return found
+
+
 _BY_RULE: dict[str, type[DivergenceFound]] = {}
 
 
@@ -77,10 +90,17 @@ class Run:
     steps: int = 0
     on_case: Callable[["Run"], None] | None = None
     max_wait: float = REAL_MAX_WAIT
+    # The clock the cases are generated for, if not the target's: witnesses for a real clock are searched on the
+    # model's virtual one (see conformance/witnesses.py).
+    pace: str | None = None
     # The shortest case seen so far for each diverging rule: reported if Hypothesis' replay of a failing case
     # goes otherwise (as it may under a real clock).
     seen: dict[str, "DivergenceFound"] = field(default_factory=dict)
     case_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))  # shared by concurrent jobs
+
+    @property
+    def clock_kind(self) -> str:
+        return self.pace or self.target.clock.kind
 
     def new_session(self) -> Session:
         self.target.reset()
@@ -88,15 +108,15 @@ class Run:
         if self.on_case is not None:
             self.on_case(self)
         return Session(self.target, self.profile, run_id=self.run_id, case=next(self.case_ids), trace=self.trace,
-                       tallies=self.tallies, max_wait=self.max_wait)
+                       tallies=self.tallies, max_wait=self.max_wait if self.clock_kind == "real" else math.inf)
 
 
 def build_machine(run: Run) -> type[RuleBasedStateMachine]:
     profile = PROFILES[run.profile]
     fifo = profile.fifo
     rule_ids = profile.rule_ids
-    real = run.target.clock.kind == "real"  # every wait is slept
-    polls_take_time = run.target.clock.kind != "virtual"  # a long poll lasts real seconds even under libfaketime
+    real = run.clock_kind == "real"  # every wait is slept
+    polls_take_time = run.clock_kind != "virtual"  # a long poll lasts real seconds even under libfaketime
     timeouts = REAL_TIMEOUTS if real else TIMEOUTS
     advances = REAL_ADVANCES if real else FIXED_ADVANCES
 
@@ -127,12 +147,8 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
                 # answer never came for an operation the model cannot follow blind: the states may now differ,
                 # so anything later would be a consequence. Abandon this case.
                 reject()
-            for note in step.verdict.outcome.notes:
-                self.redeliveries[note.rule] += 1
-                if self.redeliveries[note.rule] >= REDELIVERIES_BEFORE_FLAGGING and note.rule not in run.known:
-                    repeated = Divergence(note.rules, f"{note.expected} (a redelivery may happen rarely)",
-                                          f"{note.observed}, redelivered early {self.redeliveries[note.rule]} "
-                                          "times in one case", note.message_ids)
+            for repeated in redeliveries_too_many(step, self.redeliveries):
+                if repeated.rule not in run.known:
                     self.fail(repeated)
             response = step.verdict.outcome.response
             if isinstance(response, ReceiveOk) and response.messages:

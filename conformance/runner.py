@@ -83,12 +83,15 @@ class RunResult:
 def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100, seed: int | None = None,
         out_dir: Path | None = None, max_rounds: int = 12, steps_per_case: int = 30,
         database_dir: Path | None = None, on_progress=None, coverage_rounds: int = 4, shrink: bool = True,
-        tolerate: frozenset[str] = frozenset(), shrink_seconds: float | None = None) -> RunResult:
-    """Rounds until no new rule diverges; then, while a reachable rule is still unexercised, up to
-    `coverage_rounds` more with fresh seeds (derived from `seed`, so a seeded run stays reproducible).
-    Without `shrink`, each divergence is reported as first found (cheaper, longer cases). Rules in `tolerate`
-    are known divergences: counted in the tallies, never reported or shrunk. `shrink_seconds` caps the time spent
-    shrinking a round's failures (default: Hypothesis' own under a virtual clock, REAL_CLOCK_SHRINK_SECONDS else).
+        tolerate: frozenset[str] = frozenset(), shrink_seconds: float | None = None, witnesses: bool = True,
+        search: bool = True) -> RunResult:
+    """First, unless not `witnesses`, each rule's witness (conformance/witnesses.py) once, all at once: every
+    reachable rule is checked in about the time of the longest witness. Then, if `search`, Hypothesis: rounds
+    until no new rule diverges; then, while a reachable rule is still unexercised, up to `coverage_rounds`
+    more with fresh seeds (derived from `seed`, so a seeded run stays reproducible). Without `shrink`, each
+    divergence is reported as first found (cheaper, longer cases). Rules in `tolerate` are known divergences:
+    counted in the tallies, never reported or shrunk. `shrink_seconds` caps the time spent shrinking a round's
+    failures (default: Hypothesis' own under a virtual clock, REAL_CLOCK_SHRINK_SECONDS else).
 
     Several targets (independent connections to one service) run as concurrent jobs in threads, each with its
     own queues and seeds and its share of each round's `examples`, so that the waits of a real clock overlap.
@@ -109,24 +112,47 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     # simplest (one rule over and over), so a job with one case would explore nothing.
     share = max(-(-examples // len(jobs)), min(examples, MIN_CASES_PER_JOB))
 
+    exercised: set[str] = set()  # by the witnesses: coverage rounds need not chase these
+
     def one_job(index: int) -> RunResult:
         job_seed = None if seed is None else seed + 1000 * index
         return _rounds(jobs[index], share, job_seed, steps_per_case, database, max_rounds, coverage_rounds,
-                       shrink)
+                       shrink, exercised)
 
     if shrink_seconds is None and any(t.clock.kind != "virtual" for t in targets):
         shrink_seconds = REAL_CLOCK_SHRINK_SECONDS
+    results = []
     try:
         with _shrinking_at_most(shrink_seconds):
-            if len(jobs) == 1:
-                results = [one_job(0)]
-            else:
+            if witnesses:
+                results.append(_witnesses(targets, profile, run_id, trace, case_ids, frozenset(tolerated)))
+                tolerated |= set(results[-1].findings)
+                exercised |= set(results[-1].tallies.rules)
+            if search and len(jobs) == 1:
+                results.append(one_job(0))
+            elif search:
                 with _one_ast_parse_at_a_time(), ThreadPoolExecutor(len(jobs), thread_name_prefix="job") as pool:
-                    results = list(pool.map(one_job, range(len(jobs))))
+                    results += pool.map(one_job, range(len(jobs)))
     finally:
         if trace is not None:
             trace.close()
     return _merged(run_id, targets[0], profile, results)
+
+
+def _witnesses(targets: list[Target], profile: str, run_id: str, trace: TraceWriter | None, case_ids,
+               known: frozenset[str]) -> RunResult:
+    """The witnesses' verdicts as a result of their own: each diverging rule's finding is the witness up to the
+    step that diverged (already short: witnesses are shrunk to reach their rule)."""
+    from conformance import witnesses
+
+    catalogue = witnesses.load(profile, witnesses.pace_of(targets[0]))
+    replayed = witnesses.replay(targets, catalogue, run_id=run_id, trace=trace, case_ids=case_ids, known=known)
+    result = RunResult(run_id, targets[0].name, targets[0].version(), profile, tallies=replayed.tallies,
+                       cases=replayed.cases, steps=replayed.steps)
+    for rule_id, (divergence, steps) in replayed.divergent.items():
+        earlier = sorted({d.rule for s in steps[:-1] for d in s.verdict.divergences})
+        result.findings[rule_id] = Finding(rule_id, divergence, steps, earlier)
+    return result
 
 
 @contextmanager
@@ -182,7 +208,7 @@ class _Totals:
 
 
 def _rounds(shared: Run, examples: int, seed: int | None, steps_per_case: int, database, max_rounds: int,
-            coverage_rounds: int, shrink: bool) -> RunResult:
+            coverage_rounds: int, shrink: bool, exercised_elsewhere: set[str]) -> RunResult:
     result = RunResult(shared.run_id, shared.target.name, shared.target.version(), shared.profile,
                        tallies=shared.tallies)
     extra = 0
@@ -192,7 +218,7 @@ def _rounds(shared: Run, examples: int, seed: int | None, steps_per_case: int, d
         new = _one_round(shared, examples, round_seed, steps_per_case, database, result, shrink)
         if new:
             continue
-        if not result.never_exercised() or extra >= coverage_rounds:
+        if not set(result.never_exercised()) - exercised_elsewhere or extra >= coverage_rounds:
             break
         extra += 1
     result.cases, result.steps = shared.cases, shared.steps

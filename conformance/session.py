@@ -90,15 +90,15 @@ class Session:
         self.final = False  # set by the machine on Hypothesis' last replay of a failing example
         self._advanced = 0.0
         self._origin = target.clock.now()
-        self.max_wait = max_wait if target.clock.kind == "real" else float("inf")
+        self.max_wait = max_wait
 
     @property
     def now(self) -> float:
         return self.target.clock.now() - self._origin
 
     def advance(self, seconds: float) -> None:
-        """Let time pass. Under a real clock a wait longer than `max_wait` is skipped: the next step simply
-        comes sooner, and the model judges it at the time it really happens."""
+        """Let time pass. A wait longer than `max_wait` (finite for cases paced for a real clock) is skipped: the
+        next step simply comes sooner, and the model judges it at the time it really happens."""
         if seconds > self.max_wait:
             return
         self.target.clock.advance(seconds)
@@ -116,8 +116,9 @@ class Session:
             raise RuntimeError(f"the engine sent {op} outside profile {self.profile}: {error}") from error
         self.ids.bind_fresh(verdict.outcome, response)
         before = self.steps[-1].views if self.steps else {}
+        took_effect = max(invoke, verdict.outcome.at or invoke)  # a long poll answers when a message comes
         step = Step(len(self.steps), op, sent, response, invoke, complete, verdict, self._advanced,
-                    self._views(), _reappeared(observed, before, invoke))
+                    self._views(), _reappeared(observed, before, took_effect))
         self._advanced = 0.0
         self.steps.append(step)
         self.tallies.add(verdict)
@@ -172,8 +173,8 @@ def _returned(observed: Response) -> list[str]:
 
 def _reappeared(observed: Response, before: dict[str, Any], invoke: float) -> list[dict[str, Any]]:
     """Messages this receive returned that the model had in flight with one certain deadline: each with that
-    deadline and how long after it the returning receive began, an upper bound of how late the message came back
-    (it includes any wait of the suite's own before that receive)."""
+    deadline and how long after it the receive took effect (its start, or a long poll's answer), an upper bound
+    of how late the message came back (it includes any wait of the suite's own before that receive)."""
     if not isinstance(observed, ReceiveOk):
         return []
     found = []

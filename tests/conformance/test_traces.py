@@ -43,7 +43,8 @@ def test_a_reappearance_is_measured_from_the_deadline_the_step_before_held(confo
             windows = previous[(record["run_id"], record["case"], record["step"] - 1)]["views"][seen["message"]]
             assert all(hidden == "receipt" for hidden, _ in windows)
             assert {at for _, at in windows} == {seen["deadline"]}  # only certain deadlines are measured
-            assert seen["lateness"] == pytest.approx(record["invoke"] - seen["deadline"])
+            # measured to when the receive took effect: its call, or a long poll's answer
+            assert record["invoke"] - 1e-9 <= seen["deadline"] + seen["lateness"] <= record["complete"] + 1e-9
             assert seen["lateness"] >= 0  # the model never returns a message before its deadline
             assert seen["message"] in record["returned"]
             measured += 1

@@ -1,0 +1,395 @@
+"""Witnesses: for each rule, as each operation shows it, the shortest case that reaches it, then probes of what
+it left; searched once on the model and replayed on any target.
+
+Hypothesis finds what nobody foresaw, but on a real clock its coverage rounds cost minutes: each case waits in
+real time, and a rule reached by one sequence in a thousand (a stale handle changed, an extension that must not
+stick) is reached late or never. A witness reaches it at once. They are searched on the model (a virtual clock,
+but paced as the target's clock will be: the same short waits and timeouts), shipped with the suite in
+`conformance/witnesses/`, and replayed concurrently, one queue each, so the whole catalogue takes about as
+long as its longest witness.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, NamedTuple, Sequence
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from adapters.base import Target, Unsupported
+from adapters.model_target import ModelTarget
+from conformance.machine import REAL_MAX_WAIT, Run, build_machine, redeliveries_too_many
+from conformance.session import Session, Step, Tallies
+from conformance.trace import TraceWriter, decode, encode
+from model.profiles import PROFILES
+from model.rules import rules_for
+from model.values import Error, GetQueueAttributes, ReceiveMessage, ReceiveOk
+
+WITNESS_DIR = Path(__file__).parent / "witnesses"
+PACES = ("virtual", "shifted", "real")  # a target's clock kind: what its witnesses may wait and ask
+EXPLORE_EXAMPLES = 1000  # random cases to find what there is to aim at
+SEARCH_EXAMPLES = 150  # cases to reach one aim (and shrink it), at most
+RULE_EXAMPLES = 1000  # cases to reach a rule no random case reached, with each of RULE_SEEDS seeds
+RULE_SEEDS = 3
+SEARCH_STEPS = 20
+
+
+class WitnessError(ValueError):
+    """A witness file that is missing or cannot be read; the message names it."""
+
+
+class Aim(NamedTuple):
+    """What a witness reaches: a rule exercised by an operation the model answers so. Each rule has an aim per
+    branch (VIS-RANGE on a change, a receive, a queue attribute...): a target breaks one branch, not the rule."""
+
+    rule: str
+    operation: str
+    answer: str  # an error code, or the response's kind ("ReceiveOk-empty" for a receive that returned nothing)
+
+    def __str__(self) -> str:
+        return f"{self.rule} on {self.operation} answered {self.answer}"
+
+
+def aims_of(step: Step) -> set[Aim]:
+    response = step.response
+    if isinstance(response, Error):
+        answer = response.code
+    else:
+        answer = type(response).__name__ + ("-empty" if isinstance(response, ReceiveOk) and not response.messages
+                                           else "")
+    return {Aim(rule_id, type(step.op).__name__, answer) for rule_id in step.verdict.outcome.rules}
+
+
+@dataclass
+class Witness:
+    aim: Aim
+    steps: list[tuple[float, object]]  # (seconds to advance first, operation in model space)
+
+    @property
+    def rule(self) -> str:
+        return self.aim.rule
+
+    @property
+    def waiting(self) -> float:
+        return sum(advance for advance, _ in self.steps)
+
+
+@dataclass
+class Catalogue:
+    """A profile's witnesses for one pace, and the rules no witness was found for (with the reason)."""
+
+    profile: str
+    pace: str
+    witnesses: list[Witness]
+    missing: dict[str, str] = field(default_factory=dict)
+
+
+# --- searching ----------------------------------------------------------------------------------------------------
+
+class _Reached(Exception):
+    def __init__(self, steps: list[Step]) -> None:
+        super().__init__(f"reached in {len(steps)} steps")
+        self.steps = steps
+
+
+def _machine(profile: str, pace: str, on_step: Callable[[Step, list[Step]], None]):
+    """The run's own machine on the model, paced for a `pace` clock, calling `on_step` after each step."""
+    shared = Run(ModelTarget(profile), profile, run_id="witness", pace=pace)
+
+    class Searching(build_machine(shared)):  # type: ignore[misc, valid-type]
+        def do(self, op):
+            step = super().do(op)
+            if step is not None:
+                on_step(step, self.session.steps)
+            return step
+
+    return Searching
+
+
+def _settings(examples: int, steps_per_case: int, shrink: bool) -> settings:
+    return settings(max_examples=examples, stateful_step_count=steps_per_case, deadline=None, database=None,
+                    verbosity=Verbosity.quiet, report_multiple_bugs=False, suppress_health_check=list(HealthCheck),
+                    phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate])
+
+
+def explore(profile: str, pace: str, *, seed: int = 1, examples: int = EXPLORE_EXAMPLES) -> dict[Aim, int]:
+    """Every aim random cases reach, with the length of the shortest case that reached it."""
+    reached: dict[Aim, int] = {}
+
+    def note(step: Step, steps: list[Step]) -> None:
+        for aim in aims_of(step):
+            reached[aim] = min(reached.get(aim, len(steps)), len(steps))
+
+    machine = _machine(profile, pace, note)
+    machine._hypothesis_internal_use_seed = seed  # what hypothesis.seed() sets
+    run_state_machine_as_test(machine, settings=_settings(examples, SEARCH_STEPS, shrink=False))
+    return reached
+
+
+def search(profile: str, aim: Aim | str, pace: str, *, seed: int = 1, examples: int = SEARCH_EXAMPLES
+           ) -> Witness | None:
+    """The shortest case Hypothesis finds (and shrinks) in which a step of the model reaches `aim` (or any aim of
+    a rule, given its id), with the waits and timeouts the machine uses for a `pace` clock. None if `examples`
+    cases never reach it."""
+    def wanted(candidate: Aim) -> bool:
+        return candidate == aim if isinstance(aim, Aim) else candidate.rule == aim
+
+    def check(step: Step, steps: list[Step]) -> None:
+        if any(wanted(a) for a in aims_of(step)):
+            raise _Reached(list(steps))
+
+    machine = _machine(profile, pace, check)
+    machine._hypothesis_internal_use_seed = seed
+    try:
+        run_state_machine_as_test(machine, settings=_settings(examples, SEARCH_STEPS, shrink=True))
+    except _Reached as found:
+        reached = sorted(a for a in aims_of(found.steps[-1]) if wanted(a))
+        return Witness(reached[0], _case(found.steps))
+    return None
+
+
+def _case(steps: list[Step]) -> list[tuple[float, object]]:
+    return [(step.advanced, step.op) for step in steps]
+
+
+def search_catalogue(profile: str, pace: str, *, seed: int = 1,
+                     on_aim: Callable[[Aim, Witness], None] | None = None) -> Catalogue:
+    """Explore, then search a witness for each aim no witness so far reaches, the aims of the shortest cases
+    first (their witnesses reach many others on the way); then one for each rule still without."""
+    from conformance.runner import NOT_GENERATED
+
+    reached = explore(profile, pace, seed=seed)
+    catalogue = Catalogue(profile, pace, [])
+    covered: set[Aim] = set()
+    for aim in sorted(reached, key=lambda a: (reached[a], a)):
+        if aim in covered:
+            continue
+        # An aim the search misses is left out: a long unshrunk case would make a poor witness, and its rule
+        # gets a search of its own below if no other witness reaches it.
+        witness = search(profile, aim, pace, seed=seed)
+        if witness is None:
+            continue
+        covered |= _covered(profile, pace, witness)
+        witness = with_probes(profile, pace, witness)
+        catalogue.witnesses.append(witness)
+        if on_aim is not None:
+            on_aim(aim, witness)
+    # A rule random cases never reached gets a search of its own, aimed at the rule rather than one branch.
+    for r in rules_for(profile):
+        if r.id in {aim.rule for aim in covered}:
+            continue
+        witness = None
+        for attempt in range(0 if r.id in NOT_GENERATED else RULE_SEEDS):  # rare rules: a few seeds
+            witness = search(profile, r.id, pace, seed=seed + attempt, examples=RULE_EXAMPLES)
+            if witness is not None:
+                break
+        if witness is None:
+            catalogue.missing[r.id] = NOT_GENERATED.get(
+                r.id, f"no case of {RULE_SEEDS} x {RULE_EXAMPLES} reached it on a {pace} clock")
+            continue
+        covered |= _covered(profile, pace, witness)
+        witness = with_probes(profile, pace, witness)
+        catalogue.witnesses.append(witness)
+        if on_aim is not None:
+            on_aim(witness.aim, witness)
+    return catalogue
+
+
+def _replayed(profile: str, steps: list[tuple[float, object]]) -> tuple[Session, set[Aim]]:
+    """A witness replayed on the model: the session it leaves, and the aims it reached."""
+    session = Session(ModelTarget(profile), profile, run_id="witness", case=1, trace=None)
+    reached: set[Aim] = set()
+    for advance, op in steps:
+        if advance:
+            session.advance(advance)
+        reached |= aims_of(session.execute(op))
+    return session, reached
+
+
+def _covered(profile: str, pace: str, witness: Witness) -> set[Aim]:
+    """The aims a witness (before its probes) takes care of. On a virtual clock, where witnesses are cheap and
+    serve to kill in-house bugs, only those of its last step, which the probes look at; on a real or moved
+    clock, where the catalogue must be short, every aim it reaches on the way."""
+    if pace != "virtual":
+        return _aims_reached(profile, witness)
+    session, _ = _replayed(profile, witness.steps)
+    return aims_of(session.steps[-1])
+
+
+def _aims_reached(profile: str, witness: Witness) -> set[Aim]:
+    return _replayed(profile, witness.steps)[1]
+
+
+def with_probes(profile: str, pace: str, witness: Witness) -> Witness:
+    """The witness, then a look at what it left. Reaching a rule shows the target took the step; the probes show
+    it did the right thing with it: the main queue's attributes (its counts), a receive on each queue (what must
+    be visible is returned, what was deleted or moved is not), then a long poll from just before the next deadline (the message must not
+    come back early, must come back at the deadline, and the poll must not give up early). Profiles without long
+    polls get a short poll before the deadline and one after."""
+    p = PROFILES[profile]
+    plain = {"max_messages": 10} if p.validates_receive_params else {}
+    poll = plain | ({"wait_time_seconds": 1} if p.has_long_poll else {})
+    session, _ = _replayed(profile, witness.steps)
+    queues = list(session.model.queues)
+    steps = witness.steps + [(0.0, GetQueueAttributes(queues[-1]))] + [(0.0, ReceiveMessage(q, **poll))
+                                                                      for q in queues]
+    session, _ = _replayed(profile, steps)
+    model, now = session.model, session.now
+    # Beyond the tolerance of a real or moved clock, and never a wait a real clock would not sleep.
+    margin = 0.001 if pace == "virtual" else 1.0
+    upcoming = sorted((t, q) for q in model.queues
+                      for t in [r.deadline for r in model.receipts(q, now)] + [t for _, t in model.delayed(q, now)]
+                      if t - now > margin and (pace == "virtual" or t + margin - now <= REAL_MAX_WAIT))
+    if upcoming:
+        deadline, queue = upcoming[0]
+        steps.append((round(deadline - margin - now, 6), ReceiveMessage(queue, **poll)))
+        if not p.has_long_poll:
+            steps.append((round(2 * margin, 6), ReceiveMessage(queue, **plain)))
+    return Witness(witness.aim, steps)
+
+
+# --- storing ------------------------------------------------------------------------------------------------------
+
+def path_for(profile: str, pace: str) -> Path:
+    return WITNESS_DIR / f"{profile}-{pace}.json"
+
+
+def save(catalogue: Catalogue, path: Path | None = None) -> Path:
+    path = path or path_for(catalogue.profile, catalogue.pace)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "profile": catalogue.profile, "pace": catalogue.pace, "searched_by": "sqs-conformance witnesses",
+        "missing": catalogue.missing,
+        "witnesses": [{"aim": w.aim._asdict(),
+                       "steps": [{"advance": a, "operation": encode(op)} for a, op in w.steps]}
+                      for w in catalogue.witnesses],
+    }
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def load(profile: str, pace: str, path: Path | None = None) -> Catalogue:
+    path = path or path_for(profile, pace)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        witnesses = [Witness(Aim(**w["aim"]), [(float(s["advance"]), decode(s["operation"])) for s in w["steps"]])
+                     for w in data["witnesses"]]
+        return Catalogue(data["profile"], data["pace"], witnesses, dict(data.get("missing", {})))
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise WitnessError(f"{path}: no readable witnesses for {profile} on a {pace} clock ({error}); "
+                           f"`sqs-conformance witnesses --profile {profile}` searches them") from None
+
+
+def pace_of(target: Target) -> str:
+    return target.clock.kind if target.clock.kind in PACES else "real"
+
+
+# --- replaying ----------------------------------------------------------------------------------------------------
+
+@dataclass
+class Replayed:
+    """What the witnesses showed on a target: tallies, and each diverging rule's shortest prefix of a witness."""
+
+    tallies: Tallies = field(default_factory=Tallies)
+    divergent: dict[str, tuple[object, list[Step]]] = field(default_factory=dict)  # rule: (divergence, steps)
+    cases: int = 0
+    steps: int = 0
+
+
+def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trace: TraceWriter | None,
+           case_ids, known: frozenset[str] = frozenset()) -> Replayed:
+    """Every witness once, on as many targets (independent connections, each its own queues) as there are, so
+    that their waits overlap. A case stops where the target's answer leaves the model unable to follow it."""
+    pending: queue.SimpleQueue[Witness] = queue.SimpleQueue()
+    for witness in _distinct(catalogue.witnesses):
+        pending.put(witness)
+    results: list[Replayed] = []
+    lock = threading.Lock()
+
+    def work(target: Target) -> None:
+        mine = Replayed()
+        with lock:
+            results.append(mine)
+        while True:
+            try:
+                witness = pending.get_nowait()
+            except queue.Empty:
+                return
+            _replay_one(target, catalogue.profile, witness, mine, run_id, trace, next(case_ids), known)
+
+    with ThreadPoolExecutor(len(targets), thread_name_prefix="witness") as pool:
+        for done in [pool.submit(work, t) for t in targets]:
+            done.result()
+    total = Replayed()
+    for r in results:
+        total.tallies.merge(r.tallies)
+        total.cases += r.cases
+        total.steps += r.steps
+        for rule_id, (divergence, steps) in r.divergent.items():
+            if rule_id not in total.divergent or len(steps) < len(total.divergent[rule_id][1]):
+                total.divergent[rule_id] = (divergence, steps)
+    return total
+
+
+def _replay_one(target: Target, profile: str, witness: Witness, into: Replayed, run_id: str,
+                trace: TraceWriter | None, case: int, known: frozenset[str]) -> None:
+    target.reset()
+    into.cases += 1
+    session = Session(target, profile, run_id=run_id, case=case, trace=trace, tallies=into.tallies)
+    redelivered: Counter[str] = Counter()
+    for advance, op in witness.steps:
+        if advance:
+            session.advance(advance)
+        try:
+            step = session.execute(op)
+        except Unsupported:
+            if op.__class__.__name__ == "CreateQueue":
+                return  # a queue this target cannot have: the witness does not apply
+            continue
+        into.steps += 1
+        for divergence in step.verdict.divergences + tuple(redeliveries_too_many(step, redelivered)):
+            if divergence.rule in known:
+                continue
+            kept = into.divergent.get(divergence.rule)
+            if kept is None or len(session.steps) < len(kept[1]):
+                into.divergent[divergence.rule] = (divergence, list(session.steps))
+        if not step.verdict.consistent:
+            return
+
+
+def stale(catalogue: Catalogue) -> list[str]:
+    """What no longer holds of stored witnesses on today's model: each must conform and exercise its rule (a
+    model change can move a rule off its witness; `sqs-conformance witnesses` searches them again)."""
+    problems = []
+    for witness in catalogue.witnesses:
+        try:
+            reached = _aims_reached(catalogue.profile, witness)
+        except Unsupported as error:  # the model refuses an operation of it: outside the profile now
+            problems.append(f"{witness.aim}: the model refuses a step of its witness ({error})")
+            continue
+        if witness.aim not in reached:
+            problems.append(f"{witness.aim}: its witness no longer reaches it")
+    return problems
+
+
+def _distinct(witnesses: list[Witness]) -> list[Witness]:
+    """One replay per distinct case, longest wait first, so that the slowest start at once."""
+    seen: dict[str, Witness] = {}
+    for w in witnesses:
+        seen.setdefault(json.dumps([(a, encode(op)) for a, op in w.steps]), w)
+    return sorted(seen.values(), key=lambda w: -w.waiting)
+
+
+def profiles_and_paces() -> list[tuple[str, str]]:
+    """Targets on a real or shifted clock are SQS endpoints and emulators: only their profiles need those paces."""
+    from adapters.endpoint import EndpointTarget
+
+    return [(profile, pace) for profile in sorted(PROFILES) for pace in PACES
+            if pace == "virtual" or profile in EndpointTarget.profiles]

@@ -1,0 +1,119 @@
+"""Witnesses: each rule's shortest cases, searched on the model, stored with the suite, replayed all at once."""
+
+import dataclasses
+import itertools
+import subprocess
+import sys
+
+import pytest
+
+from adapters.model_target import ModelTarget
+from conformance import witnesses
+from conformance.machine import REAL_MAX_WAIT
+from conformance.runner import NOT_GENERATED, run
+from model.rules import rules_for
+from model.values import ChangeMessageVisibility, CreateQueue, GetQueueAttributes, ReceiveMessage, SendMessage
+
+STORED = witnesses.profiles_and_paces()
+
+
+@pytest.mark.parametrize("profile, pace", STORED)
+def test_stored_witnesses_still_reach_their_aims_on_todays_model(profile, pace):
+    catalogue = witnesses.load(profile, pace)
+    assert (catalogue.profile, catalogue.pace) == (profile, pace)
+    assert witnesses.stale(catalogue) == []
+    # Every reachable rule is reached by the witnesses (by its own, or on the way of another's), or has a reason.
+    replayed = witnesses.replay([ModelTarget(profile)], catalogue, run_id="t", trace=None,
+                                case_ids=itertools.count(1))
+    assert not replayed.divergent
+    rules = {r.id for r in rules_for(profile)}
+    assert (set(replayed.tallies.rules) & rules) | set(catalogue.missing) == rules
+    assert set(NOT_GENERATED) & {r.id for r in rules_for(profile)} <= set(catalogue.missing)
+
+
+@pytest.mark.parametrize("profile", ["sqs-standard", "sqs-fifo"])
+def test_real_clock_witnesses_reach_every_reachable_rule_with_short_waits(profile):
+    catalogue = witnesses.load(profile, "real")
+    assert set(catalogue.missing) <= set(NOT_GENERATED)
+    for witness in catalogue.witnesses:
+        assert all(advance <= REAL_MAX_WAIT for advance, _ in witness.steps), witness.aim
+        assert len(witness.steps) <= 14, witness.aim  # a shrunk case and at most five probes
+
+
+def test_a_witness_that_no_longer_reaches_its_aim_is_stale():
+    catalogue = witnesses.load("sqs-standard", "virtual")
+    sticky = next(w for w in catalogue.witnesses if w.rule == "VIS-NOT-STICKY")
+    assert witnesses.stale(dataclasses.replace(catalogue, witnesses=[sticky])) == []
+    cut = dataclasses.replace(sticky, steps=sticky.steps[:3])  # a queue, a message, a receive: nothing more
+    (problem,) = witnesses.stale(dataclasses.replace(catalogue, witnesses=[cut]))
+    assert "VIS-NOT-STICKY" in problem and "no longer reaches" in problem
+
+
+def test_probes_look_at_what_the_witness_left():
+    plain = {"max_messages": 10, "wait_time_seconds": 1}
+    case = [(0.0, CreateQueue("q", {"VisibilityTimeout": 30})), (0.0, SendMessage("q", "m1")),
+            (0.0, ReceiveMessage("q", **plain))]
+    aim = witnesses.Aim("RCV-HIDE", "ReceiveMessage", "ReceiveOk")
+    probed = witnesses.with_probes("sqs-standard", "virtual", witnesses.Witness(aim, case))
+    # The counts, a receive that must come back empty (a second-long poll: the message is hidden until 30),
+    # then a long poll from 1 ms before the deadline, which must return it at the deadline.
+    assert probed.steps[3:] == [(0.0, GetQueueAttributes("q")), (0.0, ReceiveMessage("q", **plain)),
+                                (28.999, ReceiveMessage("q", **plain))]
+    # On a real clock the probes keep clear of the tolerance and of waits a real clock would not sleep.
+    real = witnesses.with_probes("sqs-standard", "real", witnesses.Witness(aim, case))
+    assert len(real.steps) == 5
+
+
+def test_search_shrinks_a_witness_for_a_rule_random_cases_rarely_reach():
+    aim = witnesses.Aim("VIS-NOT-STICKY", "ReceiveMessage", "ReceiveOk")
+    found = witnesses.search("sqs-standard", aim, "real", examples=witnesses.RULE_EXAMPLES)
+    assert found is not None and found.aim == aim
+    operations = [type(op) for _, op in found.steps]
+    # A receive, a change of that receipt, and a receive after it: the least that shows an extension not kept.
+    assert operations[0] is CreateQueue and SendMessage in operations and len(found.steps) <= 6
+    assert operations.index(ChangeMessageVisibility) < len(operations) - 1
+    assert operations[-1] is ReceiveMessage
+    assert all(advance <= REAL_MAX_WAIT for advance, _ in found.steps)
+
+
+def test_witnesses_alone_check_the_reference_queue_and_find_nothing():
+    from adapters.examples.inhouse_queue import InHouseQueue
+
+    result = run(InHouseQueue("sqs-standard"), "sqs-standard", seed=1, search=False)
+    assert result.conforms, sorted(result.findings)
+    # Witnesses needing what it lacks (batches, attributes, purge, redrive) are skipped; its core is checked.
+    assert {"RCV-HIDE", "RCV-REAPPEAR", "VIS-EXTEND-NONADDITIVE", "VIS-SHORTEN", "VIS-TERMINATE", "VIS-NOT-STICKY",
+            "VIS-CEILING", "VIS-CEILING-NO-RESET", "CMV-EXPIRED", "DEL-EXPIRED", "DEL-REMOVES",
+            "RCV-LONG-POLL"} <= set(result.tallies.rules)
+    assert not {"BATCH-PARTIAL", "PURGE-ALL", "REDRIVE-DLQ", "ATTR-COUNTS"} & set(result.tallies.rules)
+
+
+@pytest.mark.parametrize("mutant, rule", [
+    ("AdditiveExtend", "VIS-EXTEND-NONADDITIVE"),
+    ("StickyExtension", "VIS-NOT-STICKY"),
+    ("TerminateIgnored", "VIS-TERMINATE"),
+])
+def test_witnesses_alone_kill_mutants_with_a_short_case(mutant, rule):
+    from adapters.examples import mutants
+
+    result = run(getattr(mutants, mutant)("sqs-standard"), "sqs-standard", seed=1, search=False)
+    assert rule in result.findings, sorted(result.findings)
+    assert len(result.findings[rule].steps) <= 7
+
+
+def test_the_model_conforms_on_its_own_witnesses_and_they_cover_the_catalogue():
+    result = run(ModelTarget("sqs-fifo"), "sqs-fifo", seed=1, search=False)
+    assert result.conforms and result.never_exercised() == []
+
+
+def test_witnesses_and_their_absence_are_one_line_errors(tmp_path):
+    cli = [sys.executable, "-m", "conformance"]
+    both = subprocess.run([*cli, "run", "--target", "model", "--witnesses-only", "--no-witnesses"],
+                          capture_output=True, text=True)
+    assert both.returncode == 2 and both.stderr.count("\n") == 1 and "nothing to run" in both.stderr
+    broken = tmp_path / "sqs-standard-virtual.json"
+    broken.write_text("{not json")
+    with pytest.raises(witnesses.WitnessError, match="sqs-standard-virtual.json: no readable witnesses"):
+        witnesses.load("sqs-standard", "virtual", broken)
+    check = subprocess.run([*cli, "witnesses", "--check", "--profile", "smq"], capture_output=True, text=True)
+    assert check.returncode == 0 and "all hold" in check.stdout
