@@ -1,0 +1,50 @@
+"""The reference in-house design on Redis: it conforms on every profile, and stays in its own keys and on
+loopback."""
+
+import os
+
+import pytest
+
+from adapters.redisq.target import URL_VARIABLE, RedisQueueTarget
+from conformance.runner import NOT_GENERATED, run
+from model.rules import rules_for
+from model.values import CreateQueue, ReceiveMessage, SendMessage
+from tests.loopback import LOOPBACK_V4, listening_addresses
+
+
+def test_its_own_redis_listens_on_loopback_only_and_stops_with_it():
+    before = os.environ.pop(URL_VARIABLE, None)
+    try:
+        target = RedisQueueTarget("sqs-standard")
+    finally:
+        if before is not None:
+            os.environ[URL_VARIABLE] = before
+    server = target.server
+    assert listening_addresses(server.port) == {LOOPBACK_V4}
+    target.close()
+    assert server.process.poll() is not None and not server.scratch.exists()
+
+
+def test_it_touches_only_keys_under_its_own_namespace(shared_redis):
+    shared_redis.set("someone-elses-key", "keep me")
+    target = RedisQueueTarget("sqs-standard")
+    target.execute(CreateQueue("q", {}))
+    target.execute(SendMessage("q", "hello"))
+    assert [m.body for m in target.execute(ReceiveMessage("q")).messages] == ["hello"]
+    mine = [k for k in shared_redis.scan_iter() if k != b"someone-elses-key"]
+    assert mine and all(k.startswith(target._namespace.encode()) for k in mine)
+    target.close()
+    assert list(shared_redis.scan_iter()) == [b"someone-elses-key"]
+    shared_redis.delete("someone-elses-key")
+
+
+@pytest.mark.parametrize("profile", ["sqs-standard", "sqs-fifo", "sqs-2008", "smq"])
+def test_the_design_conforms_on_every_profile_and_every_reachable_rule_is_checked(shared_redis, profile):
+    target = RedisQueueTarget(profile)
+    try:
+        result = run(target, profile, examples=60, seed=11)
+    finally:
+        target.close()
+    assert result.conforms, {rule: f.divergence for rule, f in result.findings.items()}
+    assert set(result.never_exercised()) == set(), result.never_exercised()
+    assert {r.id for r in rules_for(profile)} - set(result.tallies.rules) <= set(NOT_GENERATED)
