@@ -28,9 +28,11 @@ SURVIVORS = {
     "QueueTimeoutAppliedInFlight": "needs a queue timeout change while a message is in flight, then a receive",
     "RedriveLosesMessage": "the model keeps 'moved or not yet' open after a redrive-due receive, so a lost "
                            "message is never missed",
-    "FifoGroupReleasedEarly": "not killed by the FIFO witnesses nor 30 search cases; not investigated yet",
-    "FifoGroupNotLocked": "not killed by the FIFO witnesses nor 30 search cases; not investigated yet",
-    "FifoAttemptIdIgnored": "not killed by the FIFO witnesses nor 30 search cases; not investigated yet",
+    "FifoGroupReleasedEarly": "FIFO-GROUP-LOCK is attributed even where nothing is held behind the group's "
+                              "message in flight, so its witness shows no lock",
+    "FifoGroupNotLocked": "FIFO-GROUP-LOCK is attributed even where nothing is held behind the group's message in "
+                          "flight, so its witness shows no lock",
+    "FifoAttemptIdIgnored": "not killed by the FIFO witnesses nor by 30 search cases; not investigated",
 }
 
 
