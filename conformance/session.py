@@ -171,7 +171,7 @@ def _returned(observed: Response) -> list[str]:
     return []
 
 
-def _reappeared(observed: Response, before: dict[str, Any], invoke: float) -> list[dict[str, Any]]:
+def _reappeared(observed: Response, before: dict[str, Any], took_effect: float) -> list[dict[str, Any]]:
     """Messages this receive returned that the model had in flight with one certain deadline: each with that
     deadline and how long after it the receive took effect (its start, or a long poll's answer), an upper bound
     of how late the message came back (it includes any wait of the suite's own before that receive)."""
@@ -184,7 +184,7 @@ def _reappeared(observed: Response, before: dict[str, Any], invoke: float) -> li
         if len(deadlines) == 1 and all(hidden == Hidden.RECEIPT.value for hidden, _ in windows):
             (deadline,) = deadlines
             found.append({"message": message.message_id, "deadline": deadline,
-                          "lateness": round(invoke - deadline, 6)})
+                          "lateness": round(took_effect - deadline, 6)})
     return found
 
 

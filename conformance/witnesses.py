@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import queue
-import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from conformance.session import Session, Step, Tallies
 from conformance.trace import TraceWriter, decode, encode
 from model.profiles import PROFILES
 from model.rules import rules_for
-from model.values import Error, GetQueueAttributes, ReceiveMessage, ReceiveOk
+from model.values import CreateQueue, Error, GetQueueAttributes, ReceiveMessage, ReceiveOk
 
 WITNESS_DIR = Path(__file__).parent / "witnesses"
 PACES = ("virtual", "shifted", "real")  # a target's clock kind: what its witnesses may wait and ask
@@ -168,19 +167,22 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
     reached = explore(profile, pace, seed=seed)
     catalogue = Catalogue(profile, pace, [])
     covered: set[Aim] = set()
+
+    def keep(witness: Witness) -> None:
+        covered.update(_covered(profile, pace, witness))
+        probed = with_probes(profile, pace, witness)
+        catalogue.witnesses.append(probed)
+        if on_aim is not None:
+            on_aim(probed.aim, probed)
+
     for aim in sorted(reached, key=lambda a: (reached[a], a)):
         if aim in covered:
             continue
         # An aim the search misses is left out: a long unshrunk case would make a poor witness, and its rule
         # gets a search of its own below if no other witness reaches it.
         witness = search(profile, aim, pace, seed=seed)
-        if witness is None:
-            continue
-        covered |= _covered(profile, pace, witness)
-        witness = with_probes(profile, pace, witness)
-        catalogue.witnesses.append(witness)
-        if on_aim is not None:
-            on_aim(aim, witness)
+        if witness is not None:
+            keep(witness)
     # A rule random cases never reached gets a search of its own, aimed at the rule rather than one branch.
     for r in rules_for(profile):
         if r.id in {aim.rule for aim in covered}:
@@ -193,12 +195,8 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
         if witness is None:
             catalogue.missing[r.id] = NOT_GENERATED.get(
                 r.id, f"no case of {RULE_SEEDS} x {RULE_EXAMPLES} reached it on a {pace} clock")
-            continue
-        covered |= _covered(profile, pace, witness)
-        witness = with_probes(profile, pace, witness)
-        catalogue.witnesses.append(witness)
-        if on_aim is not None:
-            on_aim(witness.aim, witness)
+        else:
+            keep(witness)
     return catalogue
 
 
@@ -230,9 +228,9 @@ def _aims_reached(profile: str, witness: Witness) -> set[Aim]:
 def with_probes(profile: str, pace: str, witness: Witness) -> Witness:
     """The witness, then a look at what it left. Reaching a rule shows the target took the step; the probes show
     it did the right thing with it: the main queue's attributes (its counts), a receive on each queue (what must
-    be visible is returned, what was deleted or moved is not), then a long poll from just before the next deadline (the message must not
-    come back early, must come back at the deadline, and the poll must not give up early). Profiles without long
-    polls get a short poll before the deadline and one after."""
+    be visible is returned, what was deleted or moved is not), then a long poll from just before the next
+    deadline (the message must not come back early, must come back at the deadline, and the poll must not give
+    up early). Profiles without long polls get a short poll before the deadline and one after."""
     p = PROFILES[profile]
     plain = {"max_messages": 10} if p.validates_receive_params else {}
     poll = plain | ({"wait_time_seconds": 1} if p.has_long_poll else {})
@@ -302,6 +300,12 @@ class Replayed:
     cases: int = 0
     steps: int = 0
 
+    def keep(self, rule_id: str, divergence: object, steps: list[Step]) -> None:
+        """The rule's case, unless a shorter one is kept already."""
+        kept = self.divergent.get(rule_id)
+        if kept is None or len(steps) < len(kept[1]):
+            self.divergent[rule_id] = (divergence, steps)
+
 
 def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trace: TraceWriter | None,
            case_ids, known: frozenset[str] = frozenset()) -> Replayed:
@@ -310,31 +314,25 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
     pending: queue.SimpleQueue[Witness] = queue.SimpleQueue()
     for witness in _distinct(catalogue.witnesses):
         pending.put(witness)
-    results: list[Replayed] = []
-    lock = threading.Lock()
 
-    def work(target: Target) -> None:
+    def work(target: Target) -> Replayed:
         mine = Replayed()
-        with lock:
-            results.append(mine)
         while True:
             try:
                 witness = pending.get_nowait()
             except queue.Empty:
-                return
+                return mine
             _replay_one(target, catalogue.profile, witness, mine, run_id, trace, next(case_ids), known)
 
     with ThreadPoolExecutor(len(targets), thread_name_prefix="witness") as pool:
-        for done in [pool.submit(work, t) for t in targets]:
-            done.result()
+        results = list(pool.map(work, targets))
     total = Replayed()
     for r in results:
         total.tallies.merge(r.tallies)
         total.cases += r.cases
         total.steps += r.steps
         for rule_id, (divergence, steps) in r.divergent.items():
-            if rule_id not in total.divergent or len(steps) < len(total.divergent[rule_id][1]):
-                total.divergent[rule_id] = (divergence, steps)
+            total.keep(rule_id, divergence, steps)
     return total
 
 
@@ -350,23 +348,20 @@ def _replay_one(target: Target, profile: str, witness: Witness, into: Replayed, 
         try:
             step = session.execute(op)
         except Unsupported:
-            if op.__class__.__name__ == "CreateQueue":
+            if isinstance(op, CreateQueue):
                 return  # a queue this target cannot have: the witness does not apply
             continue
         into.steps += 1
         for divergence in step.verdict.divergences + tuple(redeliveries_too_many(step, redelivered)):
-            if divergence.rule in known:
-                continue
-            kept = into.divergent.get(divergence.rule)
-            if kept is None or len(session.steps) < len(kept[1]):
-                into.divergent[divergence.rule] = (divergence, list(session.steps))
+            if divergence.rule not in known:
+                into.keep(divergence.rule, divergence, list(session.steps))
         if not step.verdict.consistent:
             return
 
 
 def stale(catalogue: Catalogue) -> list[str]:
-    """What no longer holds of stored witnesses on today's model: each must conform and exercise its rule (a
-    model change can move a rule off its witness; `sqs-conformance witnesses` searches them again)."""
+    """What no longer holds of stored witnesses on today's model: each must still reach its aim (a model change
+    can move a rule off its witness; `sqs-conformance witnesses` searches them again)."""
     problems = []
     for witness in catalogue.witnesses:
         try:
