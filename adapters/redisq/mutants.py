@@ -60,7 +60,7 @@ ACCEPT = "redis.call('ZADD', P .. ':due', now + timeout, id)\nredis.call('HSET',
 
 lua("AdditiveExtend", "A change adds the timeout to the deadline left, instead of counting from the call.",
     "VIS-EXTEND-NONADDITIVE", "CHANGE", ACCEPT,
-    "redis.call('ZADD', P .. ':due', math.max(score, now) + timeout, id)\n"
+    "redis.call('ZADD', P .. ':due', math.max(tonumber(redis.call('ZSCORE', P .. ':due', id)), now) + timeout, id)\n"
     "redis.call('HSET', key, 'state', 'inflight')")
 lua("TerminateIgnored", "A change to 0 is answered OK and leaves the message hidden.", "VIS-TERMINATE", "CHANGE",
     ACCEPT, "if timeout > 0 then redis.call('ZADD', P .. ':due', now + timeout, id) end\n"
@@ -69,12 +69,12 @@ lua("ShortenIgnored", "A change can only lengthen the time left: a shorter timeo
     "CHANGE", ACCEPT, "redis.call('ZADD', P .. ':due', 'GT', now + timeout, id)\n"
                       "redis.call('HSET', key, 'state', 'inflight')")
 lua("CeilingFromSend", "The 12-hour ceiling is counted from the send, not from the receive.",
-    "VIS-CEILING-FROM-RECEIVE", "CHANGE", "'handle', 'received_at', 'state')", "'handle', 'sent_at', 'state')")
+    "VIS-CEILING-FROM-RECEIVE", "CHANGE", "'gone', 'received_at')", "'gone', 'sent_at')")
 lua("CeilingResetByChange", "Each accepted change restarts the 12-hour count.", "VIS-CEILING-NO-RESET", "CHANGE",
     ACCEPT, ACCEPT + "\nredis.call('HSET', key, 'received_at', ARGV[1])")
 lua("CeilingClipped", "A change past the 12-hour ceiling is clipped to it instead of rejected.", "VIS-CEILING",
     "CHANGE", "return {'beyond ceiling'}",
-    "timeout = tonumber(m[4]) + ceiling - now")
+    "timeout = tonumber(m[3]) + ceiling - now")
 lua("StickyExtension", "A change's timeout is remembered and used by the next receive of the message.",
     "VIS-NOT-STICKY", "CHANGE", ACCEPT, ACCEPT + "\nredis.call('HSET', key, 'sticky', timeout)",
     base=type("StickyReceive", (RedisQueues,), {"SOURCES": {**RedisQueues.SOURCES, "RECEIVE": edited(

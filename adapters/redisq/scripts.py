@@ -106,7 +106,8 @@ end
 return out
 """
 
-# The message a handle addresses: only through the queue that issued the handle (nil otherwise).
+# What a change and a delete both ask of a handle: the message it addresses, only through the queue that issued
+# it (nil otherwise); and whether that message is in flight now, and the handle its current receipt.
 ADDRESSED = """
 local function addressed(P, NS, handle)
   local issued = redis.call('GET', NS .. ':h:' .. handle)
@@ -114,6 +115,11 @@ local function addressed(P, NS, handle)
   local sep = string.find(issued, '|', 1, true)
   if string.sub(issued, 1, sep - 1) ~= P then return nil end
   return string.sub(issued, sep + 1)
+end
+local function receipt(P, NS, id, handle, now)
+  local m = redis.call('HMGET', NS .. ':m:' .. id, 'handle', 'state')
+  local score = tonumber(redis.call('ZSCORE', P .. ':due', id)) or 0  -- not in the set: not in flight
+  return m[2] == 'inflight' and score > now, m[1] == handle
 end
 """
 
@@ -137,11 +143,9 @@ if not id then
   return {'malformed'}
 end
 local key = NS .. ':m:' .. id
-local m = redis.call('HMGET', key, 'queue', 'gone', 'handle', 'received_at', 'state')
+local m = redis.call('HMGET', key, 'queue', 'gone', 'received_at')
 if m[1] ~= P or m[2] ~= '' then return {'gone'} end
-local score = tonumber(redis.call('ZSCORE', P .. ':due', id)) or 0  -- not in the set: not in flight
-local in_flight = m[5] == 'inflight' and score > now
-local current = m[3] == handle
+local in_flight, current = receipt(P, NS, id, handle, now)
 if mint then
   if not (current and in_flight) then return {'not current'} end
   local fresh = 'h' .. redis.call('INCR', NS .. ':ids') .. '.' .. id
@@ -153,7 +157,7 @@ if mint then
 end
 if fifo and not (current and in_flight) then return {'expired'} end
 if not current and not stale_ok then return {'not current'} end
-if ceiling > 0 and now + timeout > tonumber(m[4]) + ceiling then return {'beyond ceiling'} end
+if ceiling > 0 and now + timeout > tonumber(m[3]) + ceiling then return {'beyond ceiling'} end
 redis.call('ZADD', P .. ':due', now + timeout, id)
 redis.call('HSET', key, 'state', 'inflight')
 redis.call('HINCRBY', key, 'ver', 1)
@@ -167,15 +171,13 @@ local now, handle, fifo, stale_ok = tonumber(ARGV[1]), ARGV[2], ARGV[3] == '1', 
 local id = addressed(P, NS, handle)
 if not id then return {'malformed'} end
 local key = NS .. ':m:' .. id
-local m = redis.call('HMGET', key, 'queue', 'gone', 'handle', 'state', 'group')
+local m = redis.call('HMGET', key, 'queue', 'gone', 'group')
 if m[1] ~= P or m[2] ~= '' then return {'gone'} end
-local score = tonumber(redis.call('ZSCORE', P .. ':due', id)) or 0  -- not in the set: not in flight
-local in_flight = m[4] == 'inflight' and score > now
-local current = m[3] == handle
+local in_flight, current = receipt(P, NS, id, handle, now)
 if fifo and not (current and in_flight) then return {'expired'} end
 if not current and not stale_ok then return {'not current'} end
 redis.call('ZREM', P .. ':due', id)
-if m[5] ~= '' then redis.call('LREM', P .. ':g:' .. m[5], 0, id) end
+if m[3] ~= '' then redis.call('LREM', P .. ':g:' .. m[3], 0, id) end
 redis.call('HSET', key, 'gone', 'deleted')
 redis.call('HINCRBY', key, 'ver', 1)
 return {'ok'}
