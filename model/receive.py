@@ -32,7 +32,7 @@ def expect_receive(model: "Model", op: ReceiveMessage, now: float, completed_at:
     queue = model.queue(op.queue)
     rules: list[str] = []
     if op.max_messages is not None and p.validates_receive_params:
-        rules.append("RCV-MAX-MESSAGES")
+        # In range, the rule is exercised where the bound bites (see _exercised_rules), not by every receive.
         if not is_int_in(op.max_messages, 1, p.max_messages_max):
             return Enumerated([Outcome(errors.max_messages_out_of_range(op.max_messages), ("RCV-MAX-MESSAGES",))])
     if op.wait_time_seconds is not None and op.wait_time_seconds != 0:
@@ -112,9 +112,17 @@ def _replay(model: "Model", queue: Queue, attempt_id: str, now: float) -> Attemp
     attempt = queue.attempts.get(attempt_id)
     if attempt is None or now >= attempt.at + model.profile.attempt_id_window_seconds:
         return None
-    if any(model.messages[mid].states != states for mid, states in attempt.states.items()):
+    if any(_modified(states, model.messages[mid].states) for mid, states in attempt.states.items()):
         return None
     return attempt
+
+
+def _modified(then: tuple[MessageState, ...], now: tuple[MessageState, ...]) -> bool:
+    """Whether a message was modified since: a change, a delete or a receive makes new states. The checker
+    narrowing what it holds possible (an answer ruled a state out) is no modification, nor is a new reason a
+    state owes to a rule."""
+    before = {s.evolve(why=()) for s in then}
+    return any(s.evolve(why=()) not in before for s in now)
 
 
 @dataclass
@@ -152,7 +160,7 @@ class ReceiveExpectation:
     # --- what the queue holds at the time of the receive --------------------------------------------------
 
     def _candidates(self) -> dict[str, _Candidate]:
-        name, late, tolerance = self.queue.name, self.late, self.model.timing.tolerance
+        late, tolerance = self.late, self.model.timing.tolerance
         redrive = self.queue.redrive if self.model.profile.has_redrive else None
         result: dict[str, _Candidate] = {}
         for message, states in self.live:
@@ -212,6 +220,8 @@ class ReceiveExpectation:
         rules = list(self.base_rules)
         rules.append("RCV-LONG-POLL" if self.long_poll else "RCV-SHORT-POLL")
         rules += ["RCV-COUNT", "RCV-FIRST-TIMESTAMP"]
+        if sum(1 for c in self.candidates.values() if c.receivable) > self.max_messages:
+            rules.append("RCV-MAX-MESSAGES")  # more could be returned than may be: the bound bites
         for candidate in self.candidates.values():
             for s in candidate.hidden:
                 rules += list(s.why) + ["RCV-HIDE"]
@@ -225,8 +235,11 @@ class ReceiveExpectation:
                 rules.append("RCV-AT-LEAST-ONCE")
         if self.queue.fifo:
             rules.append("FIFO-ORDER")
-            for blocker in self.blockers.values():
-                rules += blocker
+            # A group's lock (or its visible prefix) shows only where it holds a visible message back.
+            held = {c.message.group_id or "" for c in self.candidates.values() if c.blocked}
+            for group_id, blocker in self.blockers.items():
+                if group_id in held:
+                    rules += blocker
         if self.replay is not None:
             rules = ["FIFO-ATTEMPT-ID"]
         applicable = self.model.profile.rule_ids
@@ -299,7 +312,9 @@ class ReceiveExpectation:
             problems += self._missed_by_long_poll()
         if not problems and self.long_poll:
             problems += self._long_poll_timing(bool(observed.messages))
-        return Verdict(self._outcome(returned, tuple(notes), canonical=False), tuple(problems))
+        # An empty long poll looked at every message: a surely due one was moved, not overlooked.
+        swept = self.long_poll and not observed.messages
+        return Verdict(self._outcome(returned, tuple(notes), canonical=False, swept=swept), tuple(problems))
 
     def _judge(self, message: Message, got: ReceivedMessage):
         """The states the returned message may have been in, a divergence if none fits, and a note."""
@@ -334,6 +349,13 @@ class ReceiveExpectation:
         rules = _dedupe(tuple(r for s in states for r in s.why) + ("RCV-HIDE",))
         expected = f"hidden until {min(s.visible_at for s in states):.3f}"
         return states, Divergence(rules, expected, f"returned at {self.at:.3f}", (message.id,)), None
+
+    def _surely_moved(self, candidate: _Candidate) -> bool:
+        group = candidate.message.group_id or ""
+        return (not candidate.receivable and not candidate.hidden and not candidate.blocked
+                and len(candidate.due) == len(candidate.message.states)
+                and all(self._surely_visible(s) for s in candidate.due)
+                and not (self.queue.fifo and group in self.blockers))
 
     def _surely_visible(self, s: MessageState) -> bool:
         return s.surely_due(self.at, self.model.timing.tolerance)
@@ -442,9 +464,11 @@ class ReceiveExpectation:
     # --- the state after the receive ------------------------------------------------------------------------
 
     def _outcome(self, returned: list[tuple[Message, list[MessageState]]], notes: tuple[Divergence, ...],
-                 canonical: bool) -> Outcome:
+                 canonical: bool, swept: bool = False) -> Outcome:
         """The state after the receive. The model's own answer picks one of everything the checker must keep
-        open: the newest queue timeout, and every due message moved."""
+        open: the newest queue timeout, and every due message moved. An observed answer keeps open that a due
+        message was not looked at (a short poll samples, a long poll answers with what it found first), unless
+        it `swept` the queue: then a message surely due, and not held behind its FIFO group, was moved."""
         visibilities = self.visibilities[:1] if canonical else self.visibilities
         effects = Effects()
         shown: list[ReceivedMessage] = []
@@ -468,7 +492,7 @@ class ReceiveExpectation:
                 continue
             moved = tuple(s.evolve(queue=redrive.dead_letter_queue, visible_at=self.at, hidden=Hidden.NONE,
                                    receipt=None, why=("REDRIVE-DLQ",)) for s in candidate.due)
-            kept = () if canonical else tuple(candidate.message.states)
+            kept = () if canonical or (swept and self._surely_moved(candidate)) else tuple(candidate.message.states)
             effects.states[message_id] = tuple(dict.fromkeys(
                 kept + moved + tuple(s for s in candidate.message.states if s not in candidate.due)))
         updates = ()

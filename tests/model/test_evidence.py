@@ -416,6 +416,16 @@ def test_max_number_of_messages(profile):
     assert flagged(q.check(op, 100, two)) == ["RCV-MAX-MESSAGES"]
 
 
+@pytest.mark.parametrize("profile", SQS)
+def test_the_message_bound_is_exercised_where_it_bites(profile):
+    # A witness aimed at it must then ask for fewer than are visible: one that returns a message too many fails it
+    q = Scenario(profile)
+    for body in "ab":
+        q.send(body, group_id=body) if profile == "sqs-fifo" else q.send(body)
+    assert "RCV-MAX-MESSAGES" not in q.model.expect(ReceiveMessage("q", max_messages=2), 0).rules
+    assert "RCV-MAX-MESSAGES" in q.model.expect(ReceiveMessage("q", max_messages=1), 0).rules
+
+
 @pytest.mark.parametrize("profile", CURRENT)
 def test_wait_time_seconds_range(profile):
     q = Scenario(profile)
@@ -542,6 +552,30 @@ def test_redrive_moves_instead_of_returning(profile):
     assert flagged(verdict) == ["REDRIVE-DLQ"]
 
 
+@pytest.mark.parametrize("profile", CURRENT)
+def test_an_empty_long_poll_moved_a_message_surely_due(profile):
+    # It looked at every message: the due one went to the dead-letter queue, where it must now be
+    def due():
+        q = Scenario(profile, queue="dlq")
+        q.queue = "q"
+        attrs = {"RedrivePolicy": {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}
+        if profile == "sqs-fifo":
+            attrs.update(FifoQueue="true", ContentBasedDeduplication="true")
+        q.do(CreateQueue("q", attrs), 0)
+        return q, q.send(), q.receive_one(at=0)
+
+    dlq_receive = ReceiveMessage("dlq", max_messages=10, wait_time_seconds=1)
+    q, mid, _ = due()
+    assert flagged(q.check(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 31, EMPTY)) == []
+    assert flagged(q.check(dlq_receive, 31, EMPTY)) == ["REDRIVE-DLQ"]  # a message lost in the move
+    q, mid, _ = due()
+    q.check(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 31, EMPTY)
+    assert flagged(q.check(dlq_receive, 31, received(q, mid, 2))) == []
+    q, mid, _ = due()  # a short poll samples: it may not have looked at the message, which then stays put
+    q.check(ReceiveMessage("q", max_messages=10), 31, EMPTY)
+    assert flagged(q.check(dlq_receive, 31, EMPTY)) == []
+
+
 # --- FIFO groups --------------------------------------------------------------------------------------------------------
 
 def test_fifo_visible_prefix_and_order_after_timeout():
@@ -587,6 +621,16 @@ def test_fifo_group_lock_flagged():
     assert flagged(verdict) == ["FIFO-GROUP-LOCK"]
 
 
+def test_fifo_group_lock_is_exercised_only_where_it_holds_a_message_back():
+    # Its witness must show a message held back, so that a queue without the lock fails it
+    q = Scenario("sqs-fifo")
+    q.send("a")
+    q.receive_one(at=0)
+    assert "FIFO-GROUP-LOCK" not in q.model.expect(ReceiveMessage("q", max_messages=10), 1).rules
+    q.send("b", at=1)
+    assert "FIFO-GROUP-LOCK" in q.model.expect(ReceiveMessage("q", max_messages=10), 2).rules
+
+
 def test_fifo_groups_are_independent():
     q = Scenario("sqs-fifo")
     q.send("a", group_id="g1")
@@ -605,6 +649,24 @@ def test_fifo_attempt_id_retry_returns_the_same_messages_and_handles():
     assert flagged(verdict) == ["FIFO-ATTEMPT-ID"]
     q.delete(first[0].receipt_handle, at=12)
     assert q.receive(at=13, max_messages=1, attempt_id="try-1") == []  # deleted since: a fresh receive
+
+
+def test_fifo_attempt_id_retry_after_an_answer_that_only_narrowed_what_the_checker_holds_possible():
+    # A new queue timeout may not have reached the receive yet (both timeouts possible); a change answered
+    # "expired" rules one out. Nothing modified the message, so the retry must still repeat the receive.
+    q = Scenario("sqs-fifo")
+    q.set_attributes(0, VisibilityTimeout=0)
+    mid = q.send("a")
+    retry = ReceiveMessage("q", max_messages=1, attempt_id="try-1")
+    assert flagged(q.check(retry, 0, received(q, mid, 1))) == []
+    (first,) = q.model.queues["q"].attempts["try-1"].messages  # as the checker bound the target's handle
+    assert len(q.model.messages[mid].states) == 2  # hidden for 0 s or for 30 s
+    expired = Error("InvalidParameterValue", "Value <handle> for parameter ReceiptHandle is invalid. Reason: The "
+                                             "receipt handle has expired.")
+    assert flagged(q.check(ChangeMessageVisibility("q", first.receipt_handle, 120), 15, expired)) == []
+    assert len(q.model.messages[mid].states) == 1
+    assert flagged(q.check(retry, 16, ReceiveOk((first,)))) == []
+    assert flagged(q.check(retry, 17, EMPTY)) == ["FIFO-ATTEMPT-ID"]
 
 
 def test_fifo_dedup_and_send_parameters():
