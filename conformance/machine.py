@@ -130,6 +130,7 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             self.queues = [MAIN]
             self.sent = 0
             self.redeliveries: Counter[str] = Counter()
+            self.attempted: ReceiveMessage | None = None  # the latest FIFO receive made with an attempt id
 
         # --- doing and judging ----------------------------------------------------------------------------
 
@@ -228,6 +229,13 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             else:
                 self.do(SendMessage(MAIN, body))
 
+        @precondition(lambda self: fifo)
+        @rule()
+        def send_in_order(self):  # FIFO: a producer's ordered run in one group, what group locks and prefixes act on
+            for _ in range(3):
+                self.sent += 1
+                self.do(SendMessage(MAIN, f"m{self.sent}", group_id="g1", dedup_id=f"u{self.sent}"))
+
         @rule(data=st.data())
         def receive(self, data):
             queue = data.draw(st.sampled_from(self.queues + [MAIN, MAIN]), label="queue")
@@ -241,7 +249,15 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
                 kw["wait_time_seconds"] = data.draw(st.sampled_from(waits), label="wait")
             if fifo:
                 kw["attempt_id"] = data.draw(st.sampled_from([None, None, "a1", "a2"]), label="attempt id")
-            self.do(ReceiveMessage(queue, **kw))
+            op = ReceiveMessage(queue, **kw)
+            if op.attempt_id:
+                self.attempted = op
+            self.do(op)
+
+        @precondition(lambda self: self.attempted is not None)
+        @rule()
+        def retry_receive(self):  # FIFO: a client retrying a receive whose answer it lost, same attempt id
+            self.do(self.attempted)
 
         @rule(data=st.data())
         def receive_again(self, data):  # receives drive everything else: give them twice the weight
@@ -305,10 +321,11 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
 
         @precondition(lambda self: len(self.last_receive) > 1)
         @rule(data=st.data())
-        def split_joint_receive(self, data):  # keep the last of several messages received together hidden
-            first, last = self.last_receive[0], self.last_receive[-1]
-            self.do(ChangeMessageVisibility(MAIN, last, 600))
-            self.pass_deadline_and_receive(first, data)
+        def split_joint_receive(self, data):  # keep one of several messages received together hidden
+            # Hiding one with others behind it is what shows a FIFO group's visible prefix stop at it.
+            kept = data.draw(st.sampled_from(self.last_receive[1:]), label="kept hidden")
+            self.do(ChangeMessageVisibility(MAIN, kept, 600))
+            self.pass_deadline_and_receive(self.last_receive[0], data)
 
         @precondition(lambda self: len(self.handles) > 1)
         @rule(data=st.data())
@@ -384,6 +401,13 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             attributes += [("ReceiveMessageWaitTimeSeconds", (0, 2, 21))] if profile.has_long_poll else []
             name, values = data.draw(st.sampled_from(attributes), label="attribute")
             self.do(SetQueueAttributes(MAIN, {name: data.draw(st.sampled_from(values), label="value")}))
+
+        @precondition(lambda self: self.handles)
+        @rule(data=st.data())
+        def retime_in_flight(self, data):  # a new queue timeout while a message is in flight, then a receive
+            timeout = data.draw(st.sampled_from((0, 1, 5, 60)), label="queue timeout")
+            self.do(SetQueueAttributes(MAIN, {"VisibilityTimeout": timeout}))
+            self.do(ReceiveMessage(MAIN, **self.plain_receive()))
 
         @rule()
         def get_attributes(self):
