@@ -29,6 +29,7 @@ from conformance.session import Session, Step, Tallies
 from conformance.trace import TraceWriter, decode, encode
 from model.profiles import PROFILES
 from model.rules import rules_for
+from model.outcomes import Divergence
 from model.values import CreateQueue, Error, GetQueueAttributes, ReceiveMessage, ReceiveOk
 
 WITNESS_DIR = Path(__file__).parent / "witnesses"
@@ -38,6 +39,9 @@ SEARCH_EXAMPLES = 150  # cases to reach one aim (and shrink it), at most
 RULE_EXAMPLES = 1000  # cases to reach a rule no random case reached, with each of RULE_SEEDS seeds
 RULE_SEEDS = 3
 SEARCH_STEPS = 20
+
+
+Case = list[tuple[float, object]]  # (seconds to advance first, operation in model space)
 
 
 class WitnessError(ValueError):
@@ -69,7 +73,7 @@ def aims_of(step: Step) -> set[Aim]:
 @dataclass
 class Witness:
     aim: Aim
-    steps: list[tuple[float, object]]  # (seconds to advance first, operation in model space)
+    steps: Case
 
     @property
     def rule(self) -> str:
@@ -118,13 +122,14 @@ def _settings(examples: int, steps_per_case: int, shrink: bool) -> settings:
                     phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate])
 
 
-def explore(profile: str, pace: str, *, seed: int = 1, examples: int = EXPLORE_EXAMPLES) -> dict[Aim, int]:
-    """Every aim random cases reach, with the length of the shortest case that reached it."""
-    reached: dict[Aim, int] = {}
+def explore(profile: str, pace: str, *, seed: int = 1, examples: int = EXPLORE_EXAMPLES) -> dict[Aim, Case]:
+    """Every aim random cases reach, with the shortest case that reached it (up to the step that did)."""
+    reached: dict[Aim, Case] = {}
 
     def note(step: Step, steps: list[Step]) -> None:
         for aim in aims_of(step):
-            reached[aim] = min(reached.get(aim, len(steps)), len(steps))
+            if aim not in reached or len(steps) < len(reached[aim]):
+                reached[aim] = _case(steps)
 
     machine = _machine(profile, pace, note)
     machine._hypothesis_internal_use_seed = seed  # what hypothesis.seed() sets
@@ -149,13 +154,56 @@ def search(profile: str, aim: Aim | str, pace: str, *, seed: int = 1, examples: 
     try:
         run_state_machine_as_test(machine, settings=_settings(examples, SEARCH_STEPS, shrink=True))
     except _Reached as found:
-        reached = sorted(a for a in aims_of(found.steps[-1]) if wanted(a))
-        return Witness(reached[0], _case(found.steps))
+        return _witness_from_steps(profile, sorted(a for a in aims_of(found.steps[-1]) if wanted(a))[0], found.steps)
     return None
 
 
-def _case(steps: list[Step]) -> list[tuple[float, object]]:
+def witness_from_case(profile: str, aim: Aim, case: Case) -> Witness | None:
+    """A case that reached the aim, as a witness with every step it can do without left out."""
+    steps = _reaching(profile, aim, case)
+    return None if steps is None else _witness_from_steps(profile, aim, steps)
+
+
+def _witness_from_steps(profile: str, aim: Aim, steps: list[Step]) -> Witness:
+    return Witness(aim, _case(fewest_steps(steps, lambda case: _reaching(profile, aim, case))))
+
+
+def _reaching(profile: str, aim: Aim, case: Case) -> list[Step] | None:
+    """The case replayed on the model up to the first step that reaches the aim, or None if none does."""
+    steps = _replayed(profile, case)[0].steps
+    return next((steps[:i + 1] for i, step in enumerate(steps) if aim in aims_of(step)), None)
+
+
+def _case(steps: list[Step]) -> Case:
     return [(step.advanced, step.op) for step in steps]
+
+
+def fewest_steps(steps: list[Step], shows: Callable[[Case], list[Step] | None]) -> list[Step]:
+    """The steps of a case, with every one left out that the case can do without. `shows` replays a shorter case
+    and gives the steps that still show what it must (up to the step that shows it), or None. Hypothesis shrinks
+    on a budget and may leave a step nothing needs; this leaves them out one at a time, the last first, until
+    none can go. The steps kept happen when they did (a step left out passes on its wait, and the time it took:
+    a long poll's), and the queues stay: they are the case's setting, not its steps."""
+    changed = True
+    while changed:
+        changed = False
+        for index in range(len(steps) - 1, -1, -1):
+            if index >= len(steps) or isinstance(steps[index].op, CreateQueue):
+                continue
+            shown = shows(_without(steps, index))
+            if shown is not None:
+                steps, changed = shown, True
+    return steps
+
+
+def _without(steps: list[Step], index: int) -> Case:
+    case: Case = []
+    done = 0.0  # when the previous step kept was answered
+    for position, step in enumerate(steps):
+        if position != index:
+            case.append((round(max(0.0, step.invoke - done), 6), step.op))
+            done = step.complete
+    return case
 
 
 def search_catalogue(profile: str, pace: str, *, seed: int = 1,
@@ -175,12 +223,12 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
         if on_aim is not None:
             on_aim(probed.aim, probed)
 
-    for aim in sorted(reached, key=lambda a: (reached[a], a)):
+    for aim in sorted(reached, key=lambda a: (len(reached[a]), a)):
         if aim in covered:
             continue
-        # An aim the search misses is left out: a long unshrunk case would make a poor witness, and its rule
-        # gets a search of its own below if no other witness reaches it.
-        witness = search(profile, aim, pace, seed=seed)
+        # Where the search misses (a rare aim: a FIFO group's visible prefix), the random case that reached it,
+        # with every step it can do without left out, is the witness.
+        witness = search(profile, aim, pace, seed=seed) or witness_from_case(profile, aim, reached[aim])
         if witness is not None:
             keep(witness)
     # A rule random cases never reached gets a search of its own, aimed at the rule rather than one branch.
@@ -200,7 +248,7 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
     return catalogue
 
 
-def _replayed(profile: str, steps: list[tuple[float, object]]) -> tuple[Session, set[Aim]]:
+def _replayed(profile: str, steps: Case) -> tuple[Session, set[Aim]]:
     """A witness replayed on the model: the session it leaves, and the aims it reached."""
     session = Session(ModelTarget(profile), profile, run_id="witness", case=1, trace=None)
     reached: set[Aim] = set()
@@ -322,7 +370,7 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
                 witness = pending.get_nowait()
             except queue.Empty:
                 return mine
-            _replay_one(target, catalogue.profile, witness, mine, run_id, trace, next(case_ids), known)
+            _replay_one(target, catalogue.profile, witness, mine, run_id, trace, case_ids, known)
 
     with ThreadPoolExecutor(len(targets), thread_name_prefix="witness") as pool:
         results = list(pool.map(work, targets))
@@ -337,26 +385,48 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
 
 
 def _replay_one(target: Target, profile: str, witness: Witness, into: Replayed, run_id: str,
-                trace: TraceWriter | None, case: int, known: frozenset[str]) -> None:
+                trace: TraceWriter | None, case_ids, known: frozenset[str]) -> None:
+    """The witness on the target; each divergence it shows is kept, in as few steps as show it. On a virtual
+    clock a replay costs no waiting, so the case is replayed without each step in turn (`fewest_steps`): the
+    probes that saw nothing, and any step the target did not need to go wrong, are left out."""
+    def replay_case(case: Case) -> list[tuple[Divergence, list[Step]]]:
+        return _replay_case(target, profile, case, into, run_id, trace, next(case_ids), known)
+
+    for divergence, steps in replay_case(witness.steps):
+        if target.clock.kind == "virtual":
+            def still_shows(case: Case, rule_id: str = divergence.rule) -> list[Step] | None:
+                return next((shown for again, shown in replay_case(case) if again.rule == rule_id), None)
+
+            steps = fewest_steps(steps, still_shows)
+        into.keep(divergence.rule, divergence, steps)
+
+
+def _replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id: str,
+                 trace: TraceWriter | None, case_id: int, known: frozenset[str]
+                 ) -> list[tuple[Divergence, list[Step]]]:
+    """The divergences (of rules not `known`) a case shows on the target, each with the steps up to it. The case
+    stops where the target's answer leaves the model unable to follow it."""
     target.reset()
     into.cases += 1
-    session = Session(target, profile, run_id=run_id, case=case, trace=trace, tallies=into.tallies)
+    session = Session(target, profile, run_id=run_id, case=case_id, trace=trace, tallies=into.tallies)
     redelivered: Counter[str] = Counter()
-    for advance, op in witness.steps:
+    shown: list[tuple[Divergence, list[Step]]] = []
+    for advance, op in case:
         if advance:
             session.advance(advance)
         try:
             step = session.execute(op)
         except Unsupported:
             if isinstance(op, CreateQueue):
-                return  # a queue this target cannot have: the witness does not apply
+                break  # a queue this target cannot have: the witness does not apply
             continue
         into.steps += 1
         for divergence in step.verdict.divergences + tuple(redeliveries_too_many(step, redelivered)):
             if divergence.rule not in known:
-                into.keep(divergence.rule, divergence, list(session.steps))
+                shown.append((divergence, list(session.steps)))
         if not step.verdict.consistent:
-            return
+            break
+    return shown
 
 
 def stale(catalogue: Catalogue) -> list[str]:

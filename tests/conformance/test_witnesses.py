@@ -64,6 +64,19 @@ def test_probes_look_at_what_the_witness_left():
     assert len(real.steps) == 5
 
 
+def test_a_witness_leaves_out_every_step_it_can_do_without_and_keeps_the_time_of_the_rest():
+    poll = {"max_messages": 10, "wait_time_seconds": 1}
+    case = [(0.0, CreateQueue("q", {})), (0.0, SendMessage("q", "m1")), (0.0, ReceiveMessage("q", **poll)),
+            (0.0, ChangeMessageVisibility("q", "no-such-handle", 5)),  # nothing needs these two
+            (0.0, ReceiveMessage("q", **poll)),  # an empty long poll: one second passes
+            (28.0, ReceiveMessage("q", **poll))]  # at 30 s: the message is back
+    aim = witnesses.Aim("RCV-REAPPEAR", "ReceiveMessage", "ReceiveOk")
+    found = witnesses.witness_from_case("sqs-standard", aim, case)
+    assert found.steps == case[:3] + [(29.0, ReceiveMessage("q", **poll))]
+    # A case that never reaches the aim gives no witness.
+    assert witnesses.witness_from_case("sqs-standard", aim, case[:5]) is None
+
+
 def test_search_shrinks_a_witness_for_a_rule_random_cases_rarely_reach():
     aim = witnesses.Aim("VIS-NOT-STICKY", "ReceiveMessage", "ReceiveOk")
     found = witnesses.search("sqs-standard", aim, "real", examples=witnesses.RULE_EXAMPLES)
