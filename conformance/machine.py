@@ -231,8 +231,8 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
 
         @precondition(lambda self: fifo)
         @rule()
-        def send_in_order(self):  # FIFO: a producer's ordered run in one group, what group locks and prefixes act on
-            for _ in range(3):
+        def send_in_order(self):  # FIFO: a producer's ordered pair in one group, what group locks and prefixes act on
+            for _ in range(2):
                 self.sent += 1
                 self.do(SendMessage(MAIN, f"m{self.sent}", group_id="g1", dedup_id=f"u{self.sent}"))
 

@@ -678,6 +678,15 @@ def test_fifo_dedup_and_send_parameters():
     assert error_code(q.do(SendMessage("q", "x", group_id="g", delay_seconds=5), 0)) == "InvalidParameterValue"
 
 
+def test_fifo_dedup_is_exercised_by_a_send_it_deduplicates_not_by_every_send():
+    # Its witness must repeat a deduplication id, so that a queue that forgets them fails it
+    q = Scenario("sqs-fifo")
+    first = q.check(SendMessage("q", "x", group_id="g", dedup_id="d"), 0, SendOk(None))
+    assert "FIFO-DEDUP" not in first.outcome.rules
+    again = q.check(SendMessage("q", "y", group_id="g", dedup_id="d"), 1, first.outcome.response)
+    assert again.outcome.rules == ("FIFO-DEDUP",) and flagged(again) == []
+
+
 def test_a_send_answered_with_another_message_than_the_deduplicated_one_leaves_the_model_unsure():
     # The target enqueued a duplicate: later answers about "that" message are about another one, so the model
     # cannot follow; an engine abandons the case there instead of reporting the consequences.
