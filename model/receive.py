@@ -74,7 +74,10 @@ def expect_receive(model: "Model", op: ReceiveMessage, now: float, completed_at:
     if model.timing.windowed:  # a real clock: the receive took effect somewhere in [invoke, complete]
         at, late = now, model.late
     else:
-        at = _evaluation_time(live, now, max(waits))
+        redrive = queue.redrive if p.has_redrive else None
+        returnable = [(m, [s for s in states if redrive is None or s.receive_count < redrive.max_receive_count])
+                      for m, states in live]
+        at = _evaluation_time(returnable, now, max(waits))
         if completed_at is not None and max(waits) > 0:
             at = min(completed_at, now + max(waits))  # as of the moment the target answered, within the wait
         late = at
@@ -98,7 +101,8 @@ def _live_states(model: "Model", queue: str, now: float
 
 
 def _evaluation_time(live: list[tuple[Message, list[MessageState]]], now: float, wait: int) -> float:
-    """A long poll answers at once if a message may be receivable, else when the first one may become so."""
+    """A long poll answers at once if a message may be receivable, else when the first one may become so. (A
+    message due for the dead-letter queue is moved, not returned: the caller leaves it out.)"""
     if wait <= 0:
         return now
     releases = [s.visible_at for _, states in live for s in states]

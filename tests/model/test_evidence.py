@@ -576,6 +576,17 @@ def test_an_empty_long_poll_moved_a_message_surely_due(profile):
     assert flagged(q.check(dlq_receive, 31, EMPTY)) == []
 
 
+def test_a_long_poll_that_moves_a_message_keeps_waiting_for_one_to_return():
+    q = Scenario("sqs-standard", queue="dlq")
+    q.queue = "q"
+    q.do(CreateQueue("q", {"RedrivePolicy": {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}), 0)
+    q.send("due")
+    later = q.send("later", delay_seconds=1)
+    q.receive_one(at=0, visibility_timeout=0)
+    response, outcome = q.model.step(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 0)
+    assert [m.message_id for m in response.messages] == [later] and outcome.at == 1
+
+
 # --- FIFO groups --------------------------------------------------------------------------------------------------------
 
 def test_fifo_visible_prefix_and_order_after_timeout():
