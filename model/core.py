@@ -529,12 +529,15 @@ def _purge(model: Model, op: PurgeQueue, now: float) -> Expectation:
     return Enumerated([Outcome(Ok(), ("PURGE-ALL", "PURGE-IN-PROGRESS"), Effects(states, queue_updates=(remember,)))])
 
 
+_PEEK = ("PEEK-NO-CHANGE",)
+
+
 @dataclass
 class PeekExpectation:
     model: Model
     queue: str
     max_messages: int
-    rules: tuple[str, ...] = ("PEEK-NO-CHANGE",)
+    rules: tuple[str, ...] = _PEEK  # exercised where there is a message to peek at (see _peek)
 
     def possible_effects(self) -> Effects:
         return Effects()  # a peek changes nothing
@@ -546,7 +549,7 @@ class PeekExpectation:
 
     def check(self, observed: Response) -> Verdict:
         if not isinstance(observed, PeekOk):
-            return Verdict(Outcome(observed, self.rules), (Divergence(self.rules, "PeekOk", describe(observed)),))
+            return Verdict(Outcome(observed, self.rules), (Divergence(_PEEK, "PeekOk", describe(observed)),))
         problems = []
         for seen in observed.messages:
             message = self.model.messages.get(seen.message_id or "")
@@ -556,7 +559,7 @@ class PeekExpectation:
                 why = ("PEEK-NO-CHANGE",) + (("DEL-REMOVES",) if message is not None else ())
                 problems.append(Divergence(why, "a live message, unchanged", f"peeked {seen.message_id}"))
         if len(observed.messages) > self.max_messages:
-            problems.append(Divergence(self.rules, f"at most {self.max_messages}", str(len(observed.messages))))
+            problems.append(Divergence(_PEEK, f"at most {self.max_messages}", str(len(observed.messages))))
         return Verdict(Outcome(observed, self.rules), tuple(problems))
 
 
@@ -569,7 +572,7 @@ def _peek(model: Model, op: PeekMessage, now: float) -> Expectation:
     if not model.profile.has_peek:
         raise ModelUsageError(f"profile {model.profile.name} has no peek")
     model.queue(op.queue)
-    return PeekExpectation(model, op.queue, op.max_messages)
+    return PeekExpectation(model, op.queue, op.max_messages, _PEEK if model.messages_in(op.queue) else ())
 
 
 def _unknown_verdict(model: Model, expectation: Expectation, observed: Unknown) -> Verdict:

@@ -8,8 +8,8 @@ import pytest
 
 from model.values import (
     BatchOk, ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, DeleteEntry,
-    DeleteMessage, DeleteMessageBatch, Error, Ok, PurgeQueue, ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage,
-    SendOk,
+    DeleteMessage, DeleteMessageBatch, Error, Ok, PeekMessage, PurgeQueue, ReceivedMessage, ReceiveMessage, ReceiveOk,
+    SendMessage, SendOk,
 )
 from tests.model.scenario import Scenario, error_code
 
@@ -747,6 +747,15 @@ def test_smq_peek_changes_nothing():
     mid = q.send()
     assert [m.message_id for m in q.peek(at=0)] == [mid]
     assert q.receive_one(at=0).receive_count == 1
+
+
+@pytest.mark.parametrize("profile", ["sqs-2008", "smq"])
+def test_a_peek_exercises_its_rule_where_there_is_a_message_to_peek_at(profile):
+    # Its witness must peek at a message, so that a peek that counts as a receive fails it
+    q = Scenario(profile)
+    assert q.model.expect(PeekMessage("q", 10), 0).rules == ()
+    q.send()
+    assert q.model.expect(PeekMessage("q", 10), 0).rules == ("PEEK-NO-CHANGE",)
 
 
 def test_fifo_long_poll_need_not_return_a_message_whose_group_may_still_be_held():
