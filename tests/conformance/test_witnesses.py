@@ -95,23 +95,25 @@ def test_witnesses_alone_check_the_reference_queue_and_find_nothing():
     result = run(InHouseQueue("sqs-standard"), "sqs-standard", seed=1, search=False)
     assert result.conforms, sorted(result.findings)
     # Witnesses needing what it lacks (batches, attributes, purge, redrive) are skipped; its core is checked.
+    # (DEL-EXPIRED's shortest witnesses expire the handle with a queue timeout of 0, set by an attribute it lacks.)
     assert {"RCV-HIDE", "RCV-REAPPEAR", "VIS-EXTEND-NONADDITIVE", "VIS-SHORTEN", "VIS-TERMINATE", "VIS-NOT-STICKY",
-            "VIS-CEILING", "VIS-CEILING-NO-RESET", "CMV-EXPIRED", "DEL-EXPIRED", "DEL-REMOVES",
+            "VIS-CEILING", "VIS-CEILING-NO-RESET", "CMV-EXPIRED", "DEL-REMOVES",
             "RCV-LONG-POLL"} <= set(result.tallies.rules)
     assert not {"BATCH-PARTIAL", "PURGE-ALL", "REDRIVE-DLQ", "ATTR-COUNTS"} & set(result.tallies.rules)
 
 
-@pytest.mark.parametrize("mutant, rule", [
-    ("AdditiveExtend", "VIS-EXTEND-NONADDITIVE"),
-    ("StickyExtension", "VIS-NOT-STICKY"),
-    ("TerminateIgnored", "VIS-TERMINATE"),
+@pytest.mark.parametrize("mutant, rule, most_steps", [
+    ("AdditiveExtend", "VIS-EXTEND-NONADDITIVE", 6),
+    # The remembered change of 0 makes it come back early twice: two redeliveries take a step each.
+    ("StickyExtension", "RCV-HIDE", 8),
+    ("TerminateIgnored", "VIS-TERMINATE", 6),
 ])
-def test_witnesses_alone_kill_mutants_with_a_short_case(mutant, rule):
+def test_witnesses_alone_kill_mutants_with_a_short_case(mutant, rule, most_steps):
     from adapters.examples import mutants
 
     result = run(getattr(mutants, mutant)("sqs-standard"), "sqs-standard", seed=1, search=False)
     assert rule in result.findings, sorted(result.findings)
-    assert len(result.findings[rule].steps) <= 7
+    assert len(result.findings[rule].steps) <= most_steps
 
 
 def test_the_model_conforms_on_its_own_witnesses_and_they_cover_the_catalogue():
