@@ -27,9 +27,9 @@ from adapters.model_target import ModelTarget
 from conformance.machine import REAL_MAX_WAIT, Run, build_machine, redeliveries_too_many
 from conformance.session import Session, Step, Tallies
 from conformance.trace import TraceWriter, decode, encode
+from model.outcomes import Divergence
 from model.profiles import PROFILES
 from model.rules import rules_for
-from model.outcomes import Divergence
 from model.values import CreateQueue, Error, GetQueueAttributes, ReceiveMessage, ReceiveOk
 
 WITNESS_DIR = Path(__file__).parent / "witnesses"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from model import errors
 from model.outcomes import Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, describe
-from model.state import Attempt, Gone, HandleInfo, Hidden, Message, MessageState, Queue, millis
+from model.state import Attempt, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, millis
 from model.validation import is_int_in
 from model.values import ReceivedMessage, ReceiveMessage, ReceiveOk, Response
 
@@ -74,9 +74,8 @@ def expect_receive(model: "Model", op: ReceiveMessage, now: float, completed_at:
     if model.timing.windowed:  # a real clock: the receive took effect somewhere in [invoke, complete]
         at, late = now, model.late
     else:
-        redrive = queue.redrive if p.has_redrive else None
-        returnable = [(m, [s for s in states if redrive is None or s.receive_count < redrive.max_receive_count])
-                      for m, states in live]
+        redrive = _redrive_of(model, queue)
+        returnable = [(m, [s for s in states if not _moves_on_receive(redrive, s)]) for m, states in live]
         at = _evaluation_time(returnable, now, max(waits))
         if completed_at is not None and max(waits) > 0:
             at = min(completed_at, now + max(waits))  # as of the moment the target answered, within the wait
@@ -98,6 +97,16 @@ def _live_states(model: "Model", queue: str, now: float
         possibly_in_flight += flying > 0
         surely_in_flight += flying == len(message.states)
     return live, surely_in_flight, possibly_in_flight
+
+
+def _redrive_of(model: "Model", queue: Queue) -> Redrive | None:
+    """The queue's redrive policy, where the profile has redrive."""
+    return queue.redrive if model.profile.has_redrive else None
+
+
+def _moves_on_receive(redrive: Redrive | None, s: MessageState) -> bool:
+    """REDRIVE-DLQ: receiving it would pass maxReceiveCount, so a receive moves it instead of returning it."""
+    return redrive is not None and s.receive_count >= redrive.max_receive_count
 
 
 def _evaluation_time(live: list[tuple[Message, list[MessageState]]], now: float, wait: int) -> float:
@@ -165,14 +174,14 @@ class ReceiveExpectation:
 
     def _candidates(self) -> dict[str, _Candidate]:
         late, tolerance = self.late, self.model.timing.tolerance
-        redrive = self.queue.redrive if self.model.profile.has_redrive else None
+        redrive = _redrive_of(self.model, self.queue)
         result: dict[str, _Candidate] = {}
         for message, states in self.live:
             candidate = _Candidate(message)
             for s in states:
                 if not s.may_be_due(late, tolerance):
                     candidate.hidden.append(s)
-                elif redrive is not None and s.receive_count >= redrive.max_receive_count:
+                elif _moves_on_receive(redrive, s):
                     candidate.due.append(s)
                 else:
                     candidate.receivable.append(s)
@@ -490,7 +499,7 @@ class ReceiveExpectation:
             shown.append(ReceivedMessage(message.id, message.body, handle, first.receive_count,
                                          millis(first.first_receive_at) if first.first_receive_at is not None
                                          else None))
-        redrive = self.queue.redrive if self.model.profile.has_redrive else None
+        redrive = _redrive_of(self.model, self.queue)
         for message_id, candidate in self.candidates.items() if redrive is not None else ():
             if message_id in returned_ids or not candidate.due:
                 continue
