@@ -114,8 +114,8 @@ lua("DelayIgnored", "DelaySeconds is validated, then ignored.", "DELAY-HIDES", "
 
 
 class _OverrideWritten(RedisQueues):
-    def _receive_now(self, queue, max_messages, visibility_timeout, wait_seconds, attempt_id):
-        got = super()._receive_now(queue, max_messages, visibility_timeout, wait_seconds, attempt_id)
+    def _receive_now(self, queue, max_messages, visibility_timeout, wait_seconds, attempt_id, replay=True):
+        got = super()._receive_now(queue, max_messages, visibility_timeout, wait_seconds, attempt_id, replay)
         if visibility_timeout is not None:
             self.redis.hset(self._prefix(queue) + ":meta", "vt", str(visibility_timeout))
         return got
@@ -127,7 +127,7 @@ python("OverrideWrittenToQueue", "A receive's VisibilityTimeout becomes the queu
 
 class _NoWait(RedisQueues):
     def receive(self, queue, *, max_messages=None, visibility_timeout=None, wait_seconds=None, attempt_id=None):
-        return self._receive_now(queue, max_messages, visibility_timeout, wait_seconds, attempt_id)
+        return self._receive_now(queue, max_messages, visibility_timeout, wait_seconds, attempt_id)[0]
 
 
 python("LongPollReturnsAtOnce", "A long poll on an empty queue answers at once instead of waiting.",
@@ -135,10 +135,10 @@ python("LongPollReturnsAtOnce", "A long poll on an empty queue answers at once i
 
 
 class _WaitOffByOne(RedisQueues):
-    def _receive_now(self, queue, max_messages, visibility_timeout, wait_seconds, attempt_id):
+    def _receive_now(self, queue, max_messages, visibility_timeout, wait_seconds, attempt_id, replay=True):
         if wait_seconds == self.semantics.max_wait + 1:
             wait_seconds = self.semantics.max_wait
-        return super()._receive_now(queue, max_messages, visibility_timeout, wait_seconds, attempt_id)
+        return super()._receive_now(queue, max_messages, visibility_timeout, wait_seconds, attempt_id, replay)
 
 
 python("WaitRangeOffByOne", "WaitTimeSeconds 21 is accepted.", "RCV-WAIT-RANGE", _WaitOffByOne)
@@ -242,7 +242,7 @@ lua("FifoExpiredDeleteAccepted", "On a FIFO queue a delete after the deadline is
 lua("FifoDedupForgotten", "A FIFO send repeated with the same deduplication id is enqueued again.", "FIFO-DEDUP",
     "SEND", "if dedup ~= '' then\n  local earlier", "if false then\n  local earlier", profile="sqs-fifo")
 lua("FifoAttemptIdIgnored", "A retried receive with the same attempt id receives anew.", "FIFO-ATTEMPT-ID",
-    "RECEIVE", "    if same then return saved.rows end\n", "", profile="sqs-fifo")
+    "RECEIVE", "    if same then return {'replayed', saved.rows} end\n", "", profile="sqs-fifo")
 
 # --- sqs-2008 and SMQ ---------------------------------------------------------------------------------------------
 

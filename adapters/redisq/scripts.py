@@ -38,11 +38,13 @@ return {id, 'new'}
 # message), each given a new handle and hidden until now + the timeout. A message received maxReceiveCount
 # times already moves to the dead-letter queue instead. FIFO: a receive retried with the same attempt id within
 # the window answers as the first did, unless one of its messages changed since (each change bumps its 'ver').
+# A replayed answer is final, even empty. The later tries of one long poll are the same request, not a retry:
+# they pass replay '' and look afresh.
 RECEIVE = """
 local P, NS = KEYS[1], KEYS[2]
 local now, max, timeout = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local max_receives, dead_letter, attempt, window = tonumber(ARGV[4]), ARGV[5], ARGV[6], tonumber(ARGV[7])
-if attempt ~= '' then
+if attempt ~= '' and ARGV[8] ~= '' then
   local saved = redis.call('HGET', P .. ':attempts', attempt)
   if saved then
     saved = cjson.decode(saved)
@@ -50,7 +52,7 @@ if attempt ~= '' then
     for id, ver in pairs(saved.vers) do
       if redis.call('HGET', NS .. ':m:' .. id, 'ver') ~= ver then same = false end
     end
-    if same then return saved.rows end
+    if same then return {'replayed', saved.rows} end
   end
 end
 local items = {}
@@ -103,7 +105,7 @@ if attempt ~= '' then
   for _, row in ipairs(out) do vers[row[1]] = redis.call('HGET', NS .. ':m:' .. row[1], 'ver') end
   redis.call('HSET', P .. ':attempts', attempt, cjson.encode({at = now, rows = out, vers = vers}))
 end
-return out
+return {'fresh', out}
 """
 
 # What a change and a delete both ask of a handle: the message it addresses, only through the queue that issued

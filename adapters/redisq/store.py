@@ -200,15 +200,21 @@ class RedisQueues:
         if wait is None and self.semantics.long_poll:
             wait = int(self._meta(queue)["wait"])
         end = self.clock() + (wait or 0)
+        replay = True
         while True:
-            got = self._receive_now(queue, max_messages, visibility_timeout, wait_seconds, attempt_id)
-            if got or not wait or self.clock() >= end:
+            got, replayed = self._receive_now(queue, max_messages, visibility_timeout, wait_seconds, attempt_id,
+                                              replay=replay)
+            if got or replayed or not wait or self.clock() >= end:
                 return got
+            replay = False  # the next try is this same request, not a retry of it
             due = self._next_due(queue, self.clock())
             self.sleep_until(min(end, due) if due is not None else end)
 
     def _receive_now(self, queue: str, max_messages: int | None, visibility_timeout: int | None,
-                     wait_seconds: int | None, attempt_id: str | None) -> list[Received]:
+                     wait_seconds: int | None, attempt_id: str | None,
+                     replay: bool = True) -> tuple[list[Received], bool]:
+        """One try of a receive: what it got, and whether that is the answer of an earlier request with the same
+        attempt id (only if `replay`)."""
         s = self.semantics
         meta = self._meta(queue)
         if attempt_id is not None and not s.fifo:
@@ -225,9 +231,10 @@ class RedisQueues:
                 raise QueueError(problem)
         timeout = int(meta["vt"]) if visibility_timeout is None else visibility_timeout
         most = max_messages if isinstance(max_messages, int) else 1
-        rows = self._run("RECEIVE", queue, most, timeout, meta["max_receives"], meta["dlq"], attempt_id or "",
-                         s.attempt_window)
-        return [Received(m.decode(), b.decode(), h.decode(), int(c), float(f)) for m, b, h, c, f in rows]
+        how, rows = self._run("RECEIVE", queue, most, timeout, meta["max_receives"], meta["dlq"],
+                              attempt_id or "", s.attempt_window, "1" if replay else "")
+        return ([Received(m.decode(), b.decode(), h.decode(), int(c), float(f)) for m, b, h, c, f in rows],
+                how == b"replayed")
 
     def _next_due(self, queue: str, after: float) -> float | None:
         """When the next message of the queue becomes receivable after `after`."""

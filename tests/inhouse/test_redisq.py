@@ -48,3 +48,25 @@ def test_the_design_conforms_on_every_profile_and_every_reachable_rule_is_checke
     assert result.conforms, {rule: f.divergence for rule, f in result.findings.items()}
     assert set(result.never_exercised()) == set(), result.never_exercised()
     assert {r.id for r in rules_for(profile)} - set(result.tallies.rules) <= set(NOT_GENERATED)
+
+
+def test_a_fifo_long_poll_with_an_attempt_id_still_gets_the_message_that_comes_within_its_wait(shared_redis):
+    # Its later tries are the same request: they must not replay its own first, empty try as a retry would.
+    target = RedisQueueTarget("sqs-fifo")
+    try:
+        target.execute(CreateQueue("q", {"FifoQueue": "true", "ContentBasedDeduplication": "true",
+                                         "DelaySeconds": 5}))
+        target.execute(SendMessage("q", "m1", group_id="g1"))
+        target.clock.advance_to(4.0)
+        got = target.execute(ReceiveMessage("q", wait_time_seconds=5, attempt_id="a1"))
+        assert [m.body for m in got.messages] == ["m1"] and target.clock.now() == 5.0
+        again = target.execute(ReceiveMessage("q", wait_time_seconds=5, attempt_id="a1"))
+        assert [m.receipt_handle for m in again.messages] == [got.messages[0].receipt_handle]  # a retry replays
+        empty = target.execute(ReceiveMessage("q", wait_time_seconds=2, attempt_id="a2"))
+        assert empty.messages == () and target.clock.now() == 7.0
+        target.execute(SendMessage("q", "m2", group_id="g2", delay_seconds=0))
+        # A replayed answer is the answer, even empty: the retry does not go on polling.
+        assert target.execute(ReceiveMessage("q", wait_time_seconds=2, attempt_id="a2")).messages == ()
+        assert target.clock.now() == 7.0
+    finally:
+        target.close()
