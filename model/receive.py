@@ -73,6 +73,8 @@ def expect_receive(model: "Model", op: ReceiveMessage, now: float, completed_at:
     replay = _replay(model, queue, op.attempt_id, now) if p.fifo and op.attempt_id else None
     if model.timing.windowed:  # a real clock: the receive took effect somewhere in [invoke, complete]
         at, late = now, model.late
+    elif replay is not None:  # the earlier answer, given at once: a retry does not poll
+        at = late = now
     else:
         redrive = _redrive_of(model, queue)
         returnable = [(m, [s for s in states if not _moves_on_receive(redrive, s)]) for m, states in live]

@@ -809,3 +809,13 @@ def test_a_rejected_handle_is_blamed_on_the_rule_that_accepts_it():
     assert verdict.consistent  # rejected either way: nothing changed on either side
     accepted_instead = q.check(ChangeMessageVisibility("q", handle, 43201), 32, ChangeOk())
     assert flagged(accepted_instead) == ["VIS-RANGE"] and not accepted_instead.consistent
+
+
+def test_fifo_attempt_id_retry_of_a_long_poll_answers_at_once_even_when_the_first_answer_was_empty():
+    q = Scenario("sqs-fifo")
+    retry = ReceiveMessage("q", max_messages=10, wait_time_seconds=2, attempt_id="try-1")
+    assert q.receive(at=0, wait_time_seconds=2, attempt_id="try-1") == []
+    expectation = q.model.expect(retry, 4)
+    assert expectation.replay is not None and expectation.at == 4  # not at 6, the end of a wait it does not do
+    q.send("a", at=5)
+    assert flagged(q.check(retry, 5, received(q, "msg-1", 1))) == ["FIFO-ATTEMPT-ID"]
