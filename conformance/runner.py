@@ -136,7 +136,7 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     finally:
         if trace is not None:
             trace.close()
-    return _merged(run_id, targets[0], profile, results)
+    return merged(run_id, targets[0], profile, results)
 
 
 def _witnesses(targets: list[Target], profile: str, run_id: str, trace: TraceWriter | None, case_ids,
@@ -225,7 +225,7 @@ def _rounds(shared: Run, examples: int, seed: int | None, steps_per_case: int, d
     return result
 
 
-def _merged(run_id: str, target: Target, profile: str, results: list[RunResult]) -> RunResult:
+def merged(run_id: str, target: Target, profile: str, results: list[RunResult]) -> RunResult:
     if len(results) == 1:
         return results[0]
     merged = RunResult(run_id, target.name, target.version(), profile)
