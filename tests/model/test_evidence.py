@@ -99,7 +99,7 @@ def test_nonadditive_extension_checked_both_ways(profile):
 @pytest.mark.parametrize("profile", CURRENT)
 def test_additive_target_is_caught_by_a_long_poll(profile):
     q = Scenario(profile)
-    mid = q.send()
+    q.send()
     q.change(q.receive_one(at=0).receipt_handle, 60, at=20)
     op = ReceiveMessage("q", max_messages=1, wait_time_seconds=1)
     verdict = q.check(op, 80.001, EMPTY)  # an additive target still hides it until 90
@@ -153,7 +153,7 @@ def test_not_sticky_flagged_when_the_extension_is_remembered(profile):
 
 def test_remembered_extension_is_attributed_to_not_sticky():
     q = Scenario()
-    mid = q.send()
+    q.send()
     q.change(q.receive_one(at=0).receipt_handle, 100, at=0)
     q.receive_one(at=100)
     verdict = q.check(ReceiveMessage("q", max_messages=1, wait_time_seconds=1), 130.001, EMPTY)
