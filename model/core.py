@@ -207,15 +207,20 @@ def _set_attributes(model: Model, op: SetQueueAttributes, now: float) -> Expecta
         for name, value in parsed.items():
             queue.settings[name] = queue.settings[name].set(value, now)
 
-    rules = ("QATTR-LATER-RECEIVES",) if "VisibilityTimeout" in parsed else ()
     # Messages in flight keep their deadlines; their states now also owe that to this rule, so that a receive
     # that finds one hidden (or back at its old deadline) exercises it, and a divergence there names it first.
-    states = {}
-    for message in model.messages_in(op.queue) if rules else ():
-        marked = tuple(s.evolve(why=("QATTR-LATER-RECEIVES",) + s.why) if s.live_in(op.queue) and s.in_flight(now)
-                       and "QATTR-LATER-RECEIVES" not in s.why else s for s in message.states)
+    # The change itself exercises the rule only where it finds a message in flight: with none, a queue that
+    # moves deadlines is not caught by it. (A later receive taking the new timeout exercises it too.)
+    states, flying = {}, False
+    for message in model.messages_in(op.queue) if "VisibilityTimeout" in parsed else ():
+        in_flight = [s.live_in(op.queue) and s.in_flight(now) for s in message.states]
+        flying |= any(in_flight)
+        marked = tuple(s.evolve(why=("QATTR-LATER-RECEIVES",) + s.why)
+                       if flies and "QATTR-LATER-RECEIVES" not in s.why else s
+                       for s, flies in zip(message.states, in_flight))
         if marked != message.states:
             states[message.id] = marked
+    rules = ("QATTR-LATER-RECEIVES",) if flying else ()
     return Enumerated([Outcome(Ok(), rules + ("VIS-RANGE",), Effects(states, queue_updates=(apply,)))])
 
 

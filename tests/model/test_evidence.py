@@ -9,7 +9,7 @@ import pytest
 from model.values import (
     BatchOk, ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, DeleteEntry,
     DeleteMessage, DeleteMessageBatch, Error, Ok, PeekMessage, PurgeQueue, ReceivedMessage, ReceiveMessage, ReceiveOk,
-    SendMessage, SendOk,
+    SendMessage, SendOk, SetQueueAttributes,
 )
 from tests.model.scenario import Scenario, error_code
 
@@ -246,6 +246,19 @@ def test_queue_attribute_change_applies_to_later_receives_with_propagation():
     assert verdict.divergences[0].message_ids[0] in (first, second)
 
 
+
+def test_a_queue_timeout_change_exercises_later_receives_only_where_it_finds_a_message_in_flight():
+    # Its witness must change the timeout with a message in flight, so that a queue moving deadlines fails it
+    q = Scenario()
+    change = SetQueueAttributes("q", {"VisibilityTimeout": 5})
+    assert "QATTR-LATER-RECEIVES" not in q.model.expect(change, 0).rules  # an empty queue: nothing to move
+    q.send("a")
+    assert "QATTR-LATER-RECEIVES" not in q.model.expect(change, 0).rules  # visible: nothing to move either
+    q.receive_one(at=0)
+    assert "QATTR-LATER-RECEIVES" in q.model.expect(change, 1).rules
+    assert "QATTR-LATER-RECEIVES" not in q.model.expect(change, 30).rules  # its deadline passed
+
+
 # --- handles -------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", SQS)
@@ -394,6 +407,20 @@ def test_batch_entries_fail_on_their_own(profile):
     assert q.receivable(50.999) == []
     op = ChangeMessageVisibilityBatch("q", (ChangeEntry("bad", "garbage", 5),))
     assert flagged(q.check(op, 2, BatchOk(("bad",)))) == ["HANDLE-MALFORMED"]
+
+
+def test_batch_partial_is_exercised_where_an_entry_fails_before_another():
+    # Its witness must have an entry after a failing one, so that a queue stopping at a failure fails it
+    q = Scenario()
+    q.send("a")
+    handle = q.receive_one(at=0).receipt_handle
+
+    def rules(*entries):
+        return q.model.expect(ChangeMessageVisibilityBatch("q", entries), 1).canonical().rules
+
+    good, bad = ChangeEntry("good", handle, 50), ChangeEntry("bad", "garbage", 5)
+    assert "BATCH-PARTIAL" in rules(bad, good)
+    assert "BATCH-PARTIAL" not in rules(good, bad) and "BATCH-PARTIAL" not in rules(good)
 
 
 # --- receive parameters ----------------------------------------------------------------------------------------------
