@@ -30,7 +30,7 @@ from conformance.trace import TraceWriter, decode, encode
 from model.outcomes import Divergence
 from model.profiles import PROFILES
 from model.rules import rules_for
-from model.values import CreateQueue, Error, GetQueueAttributes, ReceiveMessage, ReceiveOk
+from model.values import CreateQueue, Error, ErrorSpec, GetQueueAttributes, PeekMessage, ReceiveMessage, ReceiveOk
 
 WITNESS_DIR = Path(__file__).parent / "witnesses"
 PACES = ("virtual", "shifted", "real")  # a target's clock kind: what its witnesses may wait and ask
@@ -61,13 +61,20 @@ class Aim(NamedTuple):
 
 
 def aims_of(step: Step) -> set[Aim]:
-    response = step.response
-    if isinstance(response, Error):
-        answer = response.code
-    else:
-        answer = type(response).__name__ + ("-empty" if isinstance(response, ReceiveOk) and not response.messages
-                                           else "")
+    """The aims a step of the model reaches: none where the model would have permitted an answer of another kind
+    (a change at a deadline a propagating queue timeout leaves open), for such a step shows nothing of its
+    rules; a witness must reach its aim where the answer is decided."""
+    answer = _answer(step.response)
+    if any(_answer(other) != answer for other in step.verdict.others):
+        return set()
     return {Aim(rule_id, type(step.op).__name__, answer) for rule_id in step.verdict.outcome.rules}
+
+
+def _answer(response: object) -> str:
+    """An error's code, or the response's kind ("ReceiveOk-empty" for a receive that returned nothing)."""
+    if isinstance(response, (Error, ErrorSpec)):
+        return response.code
+    return type(response).__name__ + ("-empty" if isinstance(response, ReceiveOk) and not response.messages else "")
 
 
 @dataclass
@@ -278,14 +285,16 @@ def with_probes(profile: str, pace: str, witness: Witness) -> Witness:
     it did the right thing with it: the main queue's attributes (its counts), a receive on each queue (what must
     be visible is returned, what was deleted or moved is not), then a long poll from just before the next
     deadline (the message must not come back early, must come back at the deadline, and the poll must not give
-    up early). Profiles without long polls get a short poll before the deadline and one after."""
+    up early). Profiles without long polls get a short poll before the deadline and one after. Profiles with
+    a peek peek first: it shows each visible message's receive count and changes nothing."""
     p = PROFILES[profile]
     plain = {"max_messages": 10} if p.validates_receive_params else {}
     poll = plain | ({"wait_time_seconds": 1} if p.has_long_poll else {})
     session, _ = _replayed(profile, witness.steps)
     queues = list(session.model.queues)
-    steps = witness.steps + [(0.0, GetQueueAttributes(queues[-1]))] + [(0.0, ReceiveMessage(q, **poll))
-                                                                      for q in queues]
+    peek: Case = [(0.0, PeekMessage(queues[-1], 10))] if p.has_peek else []
+    steps = witness.steps + [(0.0, GetQueueAttributes(queues[-1]))] + peek + [(0.0, ReceiveMessage(q, **poll))
+                                                                             for q in queues]
     session, _ = _replayed(profile, steps)
     model, now = session.model, session.now
     # Beyond the tolerance of a real or moved clock, and never a wait a real clock would not sleep.

@@ -73,6 +73,9 @@ class Verdict:
     # False when the target did what no permitted outcome does in kind (accepted what had to be rejected, or the
     # reverse): the model then adopts the answer blindly, and its state may no longer match the target's.
     consistent: bool = True
+    # The other answers the model permitted, that this one did not match: where one differs in kind (another
+    # error, or success for an error), this answer cannot tell the rules of either apart.
+    others: tuple[Expected, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -159,7 +162,7 @@ class Enumerated:
     def check(self, observed: Response) -> Verdict:
         matching = [o for o in self.outcomes if response_matches(o.response, observed, o.minted)]
         if matching:
-            return Verdict(_merge(matching))
+            return Verdict(_merge(matching), others=tuple(o.response for o in self.outcomes if o not in matching))
         divergence = Divergence(
             rules=_attribution(self.outcomes, observed),
             expected=" or ".join(dict.fromkeys(describe(o.response) for o in self.outcomes)),

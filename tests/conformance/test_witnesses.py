@@ -12,7 +12,10 @@ from conformance import witnesses
 from conformance.machine import REAL_MAX_WAIT
 from conformance.runner import NOT_GENERATED, run
 from model.rules import rules_for
-from model.values import ChangeMessageVisibility, CreateQueue, GetQueueAttributes, ReceiveMessage, SendMessage
+from model.values import (
+    ChangeMessageVisibility, CreateQueue, GetQueueAttributes, PeekMessage, ReceiveMessage, SendMessage,
+    SetQueueAttributes,
+)
 
 STORED = witnesses.profiles_and_paces()
 
@@ -63,6 +66,29 @@ def test_probes_look_at_what_the_witness_left():
     real = witnesses.with_probes("sqs-standard", "real", witnesses.Witness(aim, case))
     assert len(real.steps) == 5
 
+
+
+def test_a_step_reaches_an_aim_only_where_the_model_permits_no_answer_of_another_kind():
+    aim = witnesses.Aim("SMQ-INVISIBLE-ONLY", "ChangeMessageVisibility", "MessageNotExist")
+    change_at_deadline = [(0.0, SendMessage("q", "m1")), (0.0, ReceiveMessage("q")),
+                          (1.0, ChangeMessageVisibility("q", "rh-1", 1))]
+    created = [(0.0, CreateQueue("q", {"VisibilityTimeout": 1}))] + change_at_deadline
+    assert aim in witnesses.aims_of(witnesses._replayed("smq", created)[0].steps[-1])
+    # A timeout set just now may not have reached the receive yet: hidden for 1 s or 30, so the change may
+    # be accepted as well, and a queue that accepts it wrongly would pass.
+    propagating = [(0.0, CreateQueue("q", {})), (0.0, SetQueueAttributes("q", {"VisibilityTimeout": 1}))]
+    step = witnesses._replayed("smq", propagating + change_at_deadline)[0].steps[-1]
+    assert step.response.code == "MessageNotExist" and witnesses.aims_of(step) == set()
+
+def test_where_the_profile_can_peek_the_probes_peek_first():
+    # A peek shows the receive count of a visible message without changing anything: a queue whose peek
+    # counts as a receive shows a count one too high at the probe itself.
+    case = [(0.0, CreateQueue("q", {})), (0.0, SendMessage("q", "m1")), (0.0, PeekMessage("q", 1))]
+    aim = witnesses.Aim("PEEK-NO-CHANGE", "PeekMessage", "PeekOk")
+    probed = witnesses.with_probes("sqs-2008", "virtual", witnesses.Witness(aim, case))
+    assert probed.steps[3:5] == [(0.0, GetQueueAttributes("q")), (0.0, PeekMessage("q", 10))]
+    assert PeekMessage not in {type(op) for _, op in witnesses.with_probes(
+        "sqs-standard", "virtual", witnesses.Witness(aim, case[:2])).steps}
 
 def test_a_witness_leaves_out_every_step_it_can_do_without_and_keeps_the_time_of_the_rest():
     poll = {"max_messages": 10, "wait_time_seconds": 1}
