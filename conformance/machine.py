@@ -231,12 +231,24 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             else:
                 self.do(SendMessage(MAIN, body))
 
+        def send_plain(self, group: str | None = None) -> None:
+            """A message visible at once (unless the queue delays every message), with a dedup id of its own."""
+            self.sent += 1
+            self.do(SendMessage(MAIN, f"m{self.sent}", delay_seconds=0 if profile.has_delay and not fifo else None,
+                                group_id=group, dedup_id=f"u{self.sent}" if fifo else None))
+
         @precondition(lambda self: fifo)
         @rule()
         def send_in_order(self):  # FIFO: a producer's ordered pair in one group, what group locks and prefixes act on
             for _ in range(2):
-                self.sent += 1
-                self.do(SendMessage(MAIN, f"m{self.sent}", group_id="g1", dedup_id=f"u{self.sent}"))
+                self.send_plain("g1")
+
+        @precondition(lambda self: profile.validates_receive_params)
+        @rule()
+        def receive_fewer_than_sent(self):  # where MaxNumberOfMessages bites: more receivable than asked for
+            for group in ("g1", "g2") if fifo else (None, None):
+                self.send_plain(group)
+            self.do(ReceiveMessage(MAIN, max_messages=1))
 
         @rule(data=st.data())
         def receive(self, data):
