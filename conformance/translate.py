@@ -34,11 +34,11 @@ class IdMap:
     # --- operations: handles from one space to the other ----------------------------------------------------
 
     def op_for_target(self, op: Operation) -> Operation:
-        return _map_handles(op, self.target_id)
+        return map_handles(op, self.target_id)
 
     def op_for_model(self, op: Operation) -> Operation:
         """A recorded operation back in model space; handles the model never saw (garbage) go through."""
-        return _map_handles(op, lambda h: self._to_model.get(h, h))
+        return map_handles(op, lambda h: self._to_model.get(h, h))
 
     # --- responses: target space -> model space ----------------------------------------------------------
 
@@ -73,7 +73,8 @@ class IdMap:
                 self.bind(observed.receipt_handle, expected.receipt_handle)
 
 
-def _map_handles(op: Operation, rename) -> Operation:
+def map_handles(op: Operation, rename) -> Operation:
+    """The operation with each receipt handle it names renamed."""
     if isinstance(op, (ChangeMessageVisibility, DeleteMessage)):
         return replace(op, receipt_handle=rename(op.receipt_handle))
     if isinstance(op, ChangeMessageVisibilityBatch):

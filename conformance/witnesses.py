@@ -27,6 +27,7 @@ from adapters.model_target import ModelTarget
 from conformance.machine import REAL_MAX_WAIT, Run, build_machine, redeliveries_too_many
 from conformance.session import Session, Step, Tallies
 from conformance.trace import TraceWriter, decode, encode
+from conformance.translate import map_handles
 from model.outcomes import Divergence
 from model.profiles import PROFILES
 from model.rules import rules_for
@@ -206,11 +207,34 @@ def fewest_steps(steps: list[Step], shows: Callable[[Case], list[Step] | None]) 
 def _without(steps: list[Step], index: int) -> Case:
     case: Case = []
     done = 0.0  # when the previous step kept was answered
+    renamed = _renumbered(steps, index)
     for position, step in enumerate(steps):
         if position != index:
-            case.append((round(max(0.0, step.invoke - done), 6), step.op))
+            case.append((round(max(0.0, step.invoke - done), 6), map_handles(step.op, lambda h: renamed.get(h, h))))
             done = step.complete
     return case
+
+
+def _renumbered(steps: list[Step], index: int) -> dict[str, str]:
+    """The model names what it mints in order ("rh-3": the third handle). Without the step at `index`, what is
+    minted after it takes the next number down, so that later steps still name the same handles; what that step
+    minted names nothing any more."""
+    mapping: dict[str, str] = {}
+    counts: Counter[str] = Counter()
+    for position, step in enumerate(steps):
+        for minted in sorted(step.verdict.outcome.minted, key=_mint_order):
+            kind = minted.rpartition("-")[0]
+            if position == index:
+                mapping[minted] = f"left-out-{minted}"
+            else:
+                counts[kind] += 1
+                mapping[minted] = f"{kind}-{counts[kind]}"
+    return mapping
+
+
+def _mint_order(model_id: str) -> tuple[str, int]:
+    kind, _, number = model_id.rpartition("-")
+    return kind, int(number) if number.isdigit() else 0
 
 
 def search_catalogue(profile: str, pace: str, *, seed: int = 1,

@@ -80,6 +80,7 @@ def test_a_step_reaches_an_aim_only_where_the_model_permits_no_answer_of_another
     step = witnesses._replayed("smq", propagating + change_at_deadline)[0].steps[-1]
     assert step.response.code == "MessageNotExist" and witnesses.aims_of(step) == set()
 
+
 def test_where_the_profile_can_peek_the_probes_peek_first():
     # A peek shows the receive count of a visible message without changing anything: a queue whose peek
     # counts as a receive shows a count one too high at the probe itself.
@@ -89,6 +90,7 @@ def test_where_the_profile_can_peek_the_probes_peek_first():
     assert probed.steps[3:5] == [(0.0, GetQueueAttributes("q")), (0.0, PeekMessage("q", 10))]
     assert PeekMessage not in {type(op) for _, op in witnesses.with_probes(
         "sqs-standard", "virtual", witnesses.Witness(aim, case[:2])).steps}
+
 
 def test_a_witness_leaves_out_every_step_it_can_do_without_and_keeps_the_time_of_the_rest():
     poll = {"max_messages": 10, "wait_time_seconds": 1}
@@ -158,3 +160,15 @@ def test_witnesses_and_their_absence_are_one_line_errors(tmp_path):
         witnesses.load("sqs-standard", "virtual", broken)
     check = subprocess.run([*cli, "witnesses", "--check", "--profile", "smq"], capture_output=True, text=True)
     assert check.returncode == 0 and "all hold" in check.stdout
+
+
+def test_a_step_that_minted_a_handle_can_be_left_out_and_later_steps_still_name_the_same_handles():
+    # "rh-2" is the second handle minted: without the first receive, the same handle is "rh-1".
+    poll = {"max_messages": 1, "wait_time_seconds": 1}
+    case = [(0.0, CreateQueue("q", {})), (0.0, SendMessage("q", "m1")), (0.0, SendMessage("q", "m2")),
+            (0.0, ReceiveMessage("q", **poll)),  # rh-1, for m1: nothing needs it
+            (0.0, ReceiveMessage("q", **poll)),  # rh-2, for m2
+            (0.0, ChangeMessageVisibility("q", "rh-2", 0))]
+    aim = witnesses.Aim("VIS-TERMINATE", "ChangeMessageVisibility", "ChangeOk")
+    found = witnesses.witness_from_case("sqs-standard", aim, case)
+    assert found.steps == [case[0], case[1], case[3], (0.0, ChangeMessageVisibility("q", "rh-1", 0))]
