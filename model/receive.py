@@ -78,7 +78,7 @@ def expect_receive(model: "Model", op: ReceiveMessage, now: float, completed_at:
     else:
         redrive = _redrive_of(model, queue)
         returnable = [(m, [s for s in states if not _moves_on_receive(redrive, s)]) for m, states in live]
-        at = _evaluation_time(returnable, now, max(waits))
+        at = _evaluation_time(_group_heads(returnable) if queue.fifo else returnable, now, max(waits))
         if completed_at is not None and max(waits) > 0:
             at = min(completed_at, now + max(waits))  # as of the moment the target answered, within the wait
         late = at
@@ -120,6 +120,20 @@ def _evaluation_time(live: list[tuple[Message, list[MessageState]]], now: float,
     if any(t <= now for t in releases):
         return now
     return min((t for t in releases if t <= now + wait), default=now + wait)
+
+
+def _group_heads(live: list[tuple[Message, list[MessageState]]]) -> list[tuple[Message, list[MessageState]]]:
+    """FIFO-GROUP-LOCK: a message becomes receivable only with every earlier one of its group, so each group's
+    first live message says when the group may give one."""
+    groups: set[str] = set()
+    heads = []
+    for message, states in sorted(live, key=lambda entry: entry[0].seq):
+        if not states or message.group_id in groups:
+            continue
+        if message.group_id is not None:
+            groups.add(message.group_id)
+        heads.append((message, states))
+    return heads
 
 
 def _replay(model: "Model", queue: Queue, attempt_id: str, now: float) -> Attempt | None:

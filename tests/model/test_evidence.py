@@ -669,6 +669,17 @@ def test_fifo_group_lock_is_exercised_only_where_it_holds_a_message_back():
     assert "FIFO-GROUP-LOCK" in q.model.expect(ReceiveMessage("q", max_messages=10), 2).rules
 
 
+def test_fifo_long_poll_waits_while_the_only_visible_message_is_held_behind_its_group():
+    # A target waits out its wait there; the model's own answer must too, or a probe timed on it comes late.
+    q = Scenario("sqs-fifo")
+    q.send("a", group_id="g1")
+    q.receive(at=0, max_messages=1)  # a in flight until 30
+    q.send("b", group_id="g1")
+    poll = ReceiveMessage("q", max_messages=10, wait_time_seconds=20)
+    assert q.model.expect(poll, 1).at == 21
+    assert q.model.expect(poll, 25).at == 30  # a comes back within the wait
+
+
 def test_fifo_groups_are_independent():
     q = Scenario("sqs-fifo")
     q.send("a", group_id="g1")
