@@ -17,7 +17,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -31,7 +31,9 @@ from conformance.translate import map_handles
 from model.outcomes import Divergence
 from model.profiles import PROFILES
 from model.rules import rules_for
-from model.values import CreateQueue, Error, ErrorSpec, GetQueueAttributes, PeekMessage, ReceiveMessage, ReceiveOk
+from model.values import (
+    CreateQueue, Error, ErrorSpec, GetQueueAttributes, Operation, PeekMessage, ReceiveMessage, ReceiveOk,
+)
 
 WITNESS_DIR = Path(__file__).parent / "witnesses"
 PACES = ("virtual", "shifted", "real")  # a target's clock kind: what its witnesses may wait and ask
@@ -187,31 +189,58 @@ def _case(steps: list[Step]) -> Case:
 
 
 def fewest_steps(steps: list[Step], shows: Callable[[Case], list[Step] | None]) -> list[Step]:
-    """The steps of a case, with every one left out that the case can do without. `shows` replays a shorter case
+    """The steps of a case, with every one left out that the case can do without. `shows` replays a simpler case
     and gives the steps that still show what it must (up to the step that shows it), or None. Hypothesis shrinks
-    on a budget and may leave a step nothing needs; this leaves them out one at a time, the last first, until
-    none can go. The steps kept happen when they did (a step left out passes on its wait, and the time it took:
-    a long poll's), and the queues stay: they are the case's setting, not its steps."""
+    on a budget and may leave a step nothing needs; this tries the case without each step, the last first, then
+    with each queue created without one of its attributes, and starts again after each that still shows, until
+    none does. The steps kept happen when they did (a step left out passes on its wait, and the time it took:
+    a long poll's); a queue is left out only where no other step names it."""
     changed = True
     while changed:
         changed = False
-        for index in range(len(steps) - 1, -1, -1):
-            if index >= len(steps) or isinstance(steps[index].op, CreateQueue):
-                continue
-            shown = shows(_without(steps, index))
+        for simpler in _simpler(steps):
+            shown = shows(simpler)
             if shown is not None:
                 steps, changed = shown, True
+                break
     return steps
 
 
-def _without(steps: list[Step], index: int) -> Case:
+def _simpler(steps: list[Step]) -> Iterator[Case]:
+    for index in range(len(steps) - 1, -1, -1):
+        if not isinstance(steps[index].op, CreateQueue) or not _named_elsewhere(steps, index):
+            yield _without(steps, index)
+    for index, step in enumerate(steps):
+        if isinstance(step.op, CreateQueue):
+            for name in step.op.attributes:
+                if name != "FifoQueue":  # the queue's kind is the profile's, not a detail of the case
+                    fewer = {k: v for k, v in step.op.attributes.items() if k != name}
+                    yield _without(steps, index, instead=CreateQueue(step.op.queue, fewer))
+
+
+def _named_elsewhere(steps: list[Step], index: int) -> bool:
+    """Whether another step names the queue the step at `index` creates (as its queue, or its dead-letter queue)."""
+    queue = steps[index].op.queue
+    return any(getattr(step.op, "queue", None) == queue or _dead_letter_queue(step.op) == queue
+               for position, step in enumerate(steps) if position != index)
+
+
+def _dead_letter_queue(op: Operation) -> str | None:
+    policy = op.attributes.get("RedrivePolicy") if isinstance(op, CreateQueue) else None
+    return policy.get("deadLetterTargetQueue") if isinstance(policy, dict) else None
+
+
+def _without(steps: list[Step], index: int, instead: Operation | None = None) -> Case:
+    """The case without the step at `index`, or with `instead` in its place."""
     case: Case = []
     done = 0.0  # when the previous step kept was answered
-    renamed = _renumbered(steps, index)
+    renamed = _renumbered(steps, index if instead is None else -1)
     for position, step in enumerate(steps):
-        if position != index:
-            case.append((round(max(0.0, step.invoke - done), 6), map_handles(step.op, lambda h: renamed.get(h, h))))
-            done = step.complete
+        if position == index and instead is None:
+            continue
+        op = instead if position == index else step.op
+        case.append((round(max(0.0, step.invoke - done), 6), map_handles(op, lambda h: renamed.get(h, h))))
+        done = step.complete
     return case
 
 
