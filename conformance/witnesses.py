@@ -29,6 +29,7 @@ from conformance.session import Session, Step, Tallies
 from conformance.trace import TraceWriter, decode, encode
 from conformance.translate import map_handles
 from model.outcomes import Divergence
+from model.attributes import dead_letter_queue
 from model.profiles import PROFILES
 from model.rules import rules_for
 from model.values import (
@@ -221,20 +222,19 @@ def _simpler(steps: list[Step]) -> Iterator[Case]:
 def _named_elsewhere(steps: list[Step], index: int) -> bool:
     """Whether another step names the queue the step at `index` creates (as its queue, or its dead-letter queue)."""
     queue = steps[index].op.queue
-    return any(getattr(step.op, "queue", None) == queue or _dead_letter_queue(step.op) == queue
+    return any(queue in (getattr(step.op, "queue", None), _dead_letter_queue_of(step.op))
                for position, step in enumerate(steps) if position != index)
 
 
-def _dead_letter_queue(op: Operation) -> str | None:
-    policy = op.attributes.get("RedrivePolicy") if isinstance(op, CreateQueue) else None
-    return policy.get("deadLetterTargetQueue") if isinstance(policy, dict) else None
+def _dead_letter_queue_of(op: Operation) -> str | None:
+    return dead_letter_queue(op.attributes.get("RedrivePolicy")) if isinstance(op, CreateQueue) else None
 
 
 def _without(steps: list[Step], index: int, instead: Operation | None = None) -> Case:
     """The case without the step at `index`, or with `instead` in its place."""
     case: Case = []
     done = 0.0  # when the previous step kept was answered
-    renamed = _renumbered(steps, index if instead is None else -1)
+    renamed = _renumbered(steps, index if instead is None else None)
     for position, step in enumerate(steps):
         if position == index and instead is None:
             continue
@@ -244,7 +244,7 @@ def _without(steps: list[Step], index: int, instead: Operation | None = None) ->
     return case
 
 
-def _renumbered(steps: list[Step], index: int) -> dict[str, str]:
+def _renumbered(steps: list[Step], index: int | None) -> dict[str, str]:
     """The model names what it mints in order ("rh-3": the third handle). Without the step at `index`, what is
     minted after it takes the next number down, so that later steps still name the same handles; what that step
     minted names nothing any more."""

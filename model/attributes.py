@@ -73,12 +73,21 @@ def _attribute_error(name: str, value: object, dialect: str) -> ErrorSpec:
     return errors.attribute_out_of_range(name, value)
 
 
+def dead_letter_queue(value: object) -> str | None:
+    """The queue a RedrivePolicy (a JSON string or a dict) names for dead letters, if any."""
+    return None if value is None or value == "" else _policy(value).get("deadLetterTargetQueue")
+
+
+def _policy(value: object) -> dict:
+    return json.loads(value) if isinstance(value, str) else dict(value)  # type: ignore[call-overload]
+
+
 def _redrive(model: "Model", value: object) -> Redrive | ErrorSpec | None:
     from model.core import ModelUsageError
 
     if value is None or value == "":
         return None
-    policy = json.loads(value) if isinstance(value, str) else dict(value)  # type: ignore[arg-type]
+    policy = _policy(value)
     target = policy.get("deadLetterTargetQueue")
     if target not in model.queues:
         raise ModelUsageError(f"dead-letter queue {target!r} is not in the model")

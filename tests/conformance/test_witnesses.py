@@ -174,9 +174,10 @@ def test_a_step_that_minted_a_handle_can_be_left_out_and_later_steps_still_name_
     assert found.steps == [case[0], case[1], case[3], (0.0, ChangeMessageVisibility("q", "rh-1", 0))]
 
 
-def test_a_witness_drops_the_queue_attributes_and_the_queues_it_can_do_without():
+@pytest.mark.parametrize("redrive", [{"deadLetterTargetQueue": "dlq", "maxReceiveCount": 3},
+                                     '{"deadLetterTargetQueue": "dlq", "maxReceiveCount": 3}'])  # as JSON too
+def test_a_witness_drops_the_queue_attributes_and_the_queues_it_can_do_without(redrive):
     poll = {"max_messages": 10, "wait_time_seconds": 1}
-    redrive = {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 3}
     case = [(0.0, CreateQueue("dlq", {})), (0.0, CreateQueue("q", {"DelaySeconds": 5, "RedrivePolicy": redrive})),
             (0.0, SetQueueAttributes("q", {"DelaySeconds": 0})),  # needed only while the queue delays
             (0.0, SendMessage("q", "m1")), (0.0, ReceiveMessage("q", **poll))]
