@@ -226,20 +226,21 @@ def _rounds(shared: Run, examples: int, seed: int | None, steps_per_case: int, d
 
 
 def merged(run_id: str, target: Target, profile: str, results: list[RunResult]) -> RunResult:
+    """The results as one: tallies and counts summed, and each rule's shortest finding."""
     if len(results) == 1:
         return results[0]
-    merged = RunResult(run_id, target.name, target.version(), profile)
+    total = RunResult(run_id, target.name, target.version(), profile)
     for r in results:
-        merged.tallies.merge(r.tallies)
-        merged.cases += r.cases
-        merged.steps += r.steps
-        merged.rounds = max(merged.rounds, r.rounds)
-        merged.errors += r.errors
+        total.tallies.merge(r.tallies)
+        total.cases += r.cases
+        total.steps += r.steps
+        total.rounds = max(total.rounds, r.rounds)
+        total.errors += r.errors
         for rule_id, finding in r.findings.items():
-            kept = merged.findings.get(rule_id)
+            kept = total.findings.get(rule_id)
             if kept is None or len(finding.steps) < len(kept.steps):
-                merged.findings[rule_id] = finding
-    return merged
+                total.findings[rule_id] = finding
+    return total
 
 
 def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int, database, result: RunResult,
