@@ -113,11 +113,10 @@ class Target(ABC):
 _QUERY_PREFIX = "AWS.SimpleQueueService."
 
 
-def normalise_error(code: str | None, message: str = "", status: int = 400, query_code: str | None = None) -> Error:
-    """One spelling per error: 'AWS.SimpleQueueService.X', 'com.amazonaws.sqs#X' and a QueryErrorCode all
-    become 'X'. This is the only place error codes are normalised."""
-    raw = query_code or code or "Unknown"
-    raw = raw.split(";")[0].split("#")[-1]
+def normalise_error(code: str | None, message: str = "", status: int = 400) -> Error:
+    """One spelling per error: 'AWS.SimpleQueueService.X', 'com.amazonaws.sqs#X' and 'X;Sender' all become 'X'.
+    This is the only place error codes are normalised."""
+    raw = (code or "Unknown").split(";")[0].split("#")[-1]
     if raw.startswith(_QUERY_PREFIX):
         raw = raw[len(_QUERY_PREFIX):]
     return Error(raw, redact(re.sub(r"\s+", " ", message or "").strip()), status)

@@ -78,11 +78,12 @@ class SqsApiTarget(Target):
             return self._handlers[type(op)](op)
         except botocore.exceptions.ClientError as error:
             details = error.response.get("Error", {})
-            status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
+            metadata = error.response.get("ResponseMetadata", {})
+            status = metadata.get("HTTPStatusCode", 400)
             if status >= 500:  # the service failed while handling it: it may or may not have taken effect
                 return Unknown(redact(f"HTTP {status} {details.get('Code', '')}".strip()))
-            return normalise_error(details.get("Code"), details.get("Message", ""), status,
-                                   details.get("QueryErrorCode"))
+            return normalise_error(error_code(details, metadata.get("HTTPHeaders", {})), details.get("Message", ""),
+                                   status)
         except UNANSWERED as error:
             return Unknown(redact(f"{type(error).__name__}: {error}"))
 
@@ -201,6 +202,20 @@ class SqsApiTarget(Target):
     def _delete_batch(self, op: DeleteMessageBatch) -> Response:
         entries = [{"Id": e.id, "ReceiptHandle": e.receipt_handle} for e in op.entries]
         return _batch(self.client.delete_message_batch(QueueUrl=self.url(op.queue), Entries=entries))
+
+
+QUERY_ERROR_HEADER = "x-amzn-query-error"
+
+
+def error_code(details: dict[str, Any], headers: dict[str, str]) -> str | None:
+    """The error code as AWS means it. Over SQS's JSON protocol AWS answers with the JSON type in the body
+    (`__type`: `InvalidParameterValueException`) and the query-compatible code in the `x-amzn-query-error` header
+    (`InvalidParameterValue;Sender`); that code is the one the SQS documentation and every rule speak of.
+    botocore puts it in `Error.Code` and the JSON type in `Error.QueryErrorCode` (older releases did the
+    reverse), so the header itself is read first. A service that sends no header (the query protocol, or an
+    emulator that leaves it out) is taken at its `Error.Code`."""
+    query_error = headers.get(QUERY_ERROR_HEADER, "").split(";")[0].strip()
+    return query_error or details.get("Code")
 
 
 def _batch(reply: dict[str, Any]) -> BatchOk:
