@@ -325,6 +325,8 @@ class ReceiveExpectation:
                 continue
             seen.add(message.id)
             states, problem, note = self._judge(message, got)
+            if problem is None:
+                states = self._first_receive_seen(states, got)
             if problem is not None:
                 problems.append(problem)
             else:
@@ -400,6 +402,14 @@ class ReceiveExpectation:
             allowed = self.timestamp_tolerance_ms + 1000 * (self.late - self.at + self.model.timing.tolerance)
             return abs(got.first_receive_ms - millis(first)) <= allowed
         return True
+
+    def _first_receive_seen(self, states: list[MessageState], got: ReceivedMessage) -> list[MessageState]:
+        """A first receive happens somewhere in its window: the timestamp the target gave it, judged to fit, is the
+        one every later receive must repeat (not the window's start, which a correct answer may be far from)."""
+        if got.first_receive_ms is None or "RCV-COUNT" not in self.model.profile.rule_ids:
+            return states
+        seen = got.first_receive_ms / 1000
+        return [s.evolve(first_receive_at=seen) if s.first_receive_at is None else s for s in states]
 
     def _attribute_problem(self, s: MessageState, got: ReceivedMessage, message: Message) -> Divergence:
         first = s.first_receive_at if s.first_receive_at is not None else self.at

@@ -534,6 +534,23 @@ def test_receive_count_rises_on_every_receive_zero_timeouts_included(profile):
         assert flagged(fresh.check(op, 4, observed)) == rule_ids
 
 
+@pytest.mark.parametrize("later_first_ms, rule_ids", [(1005, []), (10, ["RCV-FIRST-TIMESTAMP"])])
+def test_a_first_receive_timestamp_seen_in_its_window_is_the_one_later_receives_repeat(later_first_ms, rule_ids):
+    """On a real clock a first receive happens somewhere in its window (here a long poll that waited a second for
+    a delayed message): the target's timestamp inside it is kept, and a later receive must repeat that one, not
+    the window's start."""
+    from model import Model
+    from model.state import Timing
+
+    model = Model("sqs-standard", Timing(windowed=True, tolerance=0.1))
+    model.observe(CreateQueue("q", {"VisibilityTimeout": 0}), 0.0, Ok(), 0.001)
+    model.observe(SendMessage("q", "m", delay_seconds=1), 0.002, SendOk("msg-1"), 0.003)
+    first = ReceiveOk((ReceivedMessage("msg-1", "m", None, 1, 1005),))
+    assert flagged(model.observe(ReceiveMessage("q", 10, None, 1), 0.004, first, 1.006)) == []
+    later = ReceiveOk((ReceivedMessage("msg-1", "m", None, 2, later_first_ms),))
+    assert flagged(model.observe(ReceiveMessage("q", 10), 1.01, later, 1.012)) == rule_ids
+
+
 # --- delay ------------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", CURRENT)
