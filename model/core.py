@@ -486,12 +486,13 @@ def _delete_receipt(model: Model, s: MessageState, handle: str, info: HandleInfo
         return [(errors.smq_message_not_exist(), rule, None), (Ok(), rule, deleted("SMQ-NEW-HANDLE"))]
     if p.fifo:
         return [(errors.handle_expired(), ("DEL-FIFO-EXPIRED",), None)]
+    # A handle many hours old was once refused as expired (EVIDENCE.md, DeleteMessage stale handle): whether it
+    # was its message's latest is not recorded, so past the 12-hour mark either kind of handle may be refused.
+    refused = [(errors.handle_expired(), ("DEL-STALE",) if not current else ("DEL-EXPIRED",), None)] \
+        if now - info.received_at > (p.ceiling_seconds or 43200) else []
     if current:
-        return [(Ok(), ("DEL-EXPIRED",), deleted("DEL-EXPIRED"))]
-    stale = [(Ok(), ("DEL-STALE",), deleted("DEL-STALE")), (Ok(), ("DEL-STALE",), None)]
-    if now - info.received_at > (p.ceiling_seconds or 43200):
-        stale.append((errors.handle_expired(), ("DEL-STALE",), None))
-    return stale
+        return [(Ok(), ("DEL-EXPIRED",), deleted("DEL-EXPIRED"))] + refused
+    return [(Ok(), ("DEL-STALE",), deleted("DEL-STALE")), (Ok(), ("DEL-STALE",), None)] + refused
 
 
 # --- batches --------------------------------------------------------------------------------------------

@@ -118,8 +118,10 @@ CATALOGUE: tuple[Rule, ...] = (
        "expired or accepted; nothing public records which.", frozenset({FIFO}),
        "EVIDENCE.md: only DeleteMessage is recorded for FIFO after the deadline (REC); CMV is not", hedged=True),
     _r("DEL-EXPIRED", "DeleteMessage with an expired handle (standard, not yet received again) succeeds and "
-       "deletes the message.", frozenset({STANDARD, SQS_2008}),
-       "EVIDENCE.md row 'DeleteMessage, expired handle' (REC 2025-03-28)"),
+       "deletes the message; past 12 hours it may be rejected with 'The receipt handle has expired.'",
+       frozenset({STANDARD, SQS_2008}),
+       "EVIDENCE.md rows 'DeleteMessage, expired handle' (REC 2025-03-28) and 'DeleteMessage, stale handle' "
+       "(boto3#2898: a handle ≈55,000 s old refused, which receipt it was not recorded)"),
     _r("DEL-STALE", "DeleteMessage with a stale handle succeeds, but the message might not be deleted; a "
        "handle older than 12 hours may be rejected with 'The receipt handle has expired.'",
        frozenset({STANDARD, SQS_2008}),
