@@ -33,7 +33,7 @@ def _as_int(value: object) -> int | None:
     return None
 
 
-def parse(model: "Model", raw: dict[str, object], *, creating: bool) -> dict[str, object] | Outcome:
+def parse(model: Model, raw: dict[str, object], *, creating: bool) -> dict[str, object] | Outcome:
     """The attributes as values, or the error outcome of the first invalid one."""
     from model.core import ModelUsageError
 
@@ -82,7 +82,7 @@ def _policy(value: object) -> dict:
     return json.loads(value) if isinstance(value, str) else dict(value)  # type: ignore[call-overload]
 
 
-def _redrive(model: "Model", value: object) -> Redrive | ErrorSpec | None:
+def _redrive(model: Model, value: object) -> Redrive | ErrorSpec | None:
     from model.core import ModelUsageError
 
     if value is None or value == "":
@@ -97,7 +97,7 @@ def _redrive(model: "Model", value: object) -> Redrive | ErrorSpec | None:
     return Redrive(target, count)
 
 
-def new_queue(profile: "Profile", name: str, parsed: dict[str, object], now: float) -> Queue:
+def new_queue(profile: Profile, name: str, parsed: dict[str, object], now: float) -> Queue:
     settings = {
         "VisibilityTimeout": Setting(profile.visibility_default),
         "DelaySeconds": Setting(0),
@@ -127,7 +127,7 @@ def categories(state, queue: str, now: float, late: float | None = None, toleran
 class AttributesExpectation:
     """Counts may lie between what every possible state agrees on and what any allows (ATTR-COUNTS)."""
 
-    model: "Model"
+    model: Model
     queue: Queue
     now: float
     rules: tuple[str, ...] = ("ATTR-COUNTS",)

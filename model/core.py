@@ -217,7 +217,7 @@ def _set_attributes(model: Model, op: SetQueueAttributes, now: float) -> Expecta
         flying |= any(in_flight)
         marked = tuple(s.evolve(why=("QATTR-LATER-RECEIVES",) + s.why)
                        if flies and "QATTR-LATER-RECEIVES" not in s.why else s
-                       for s, flies in zip(message.states, in_flight))
+                       for s, flies in zip(message.states, in_flight, strict=True))
         if marked != message.states:
             states[message.id] = marked
     rules = ("QATTR-LATER-RECEIVES",) if flying else ()
@@ -285,7 +285,12 @@ def _change_outcomes(model: Model, queue_name: str, handle: str, value: object, 
     model.queue(queue_name)
     range_error = model._range_error(value)
     if range_error is not None:
-        return [Outcome(range_error, ("VIS-RANGE",))]
+        # Nothing records whether the value or the handle is checked first: a handle that would be refused
+        # whatever the value may be refused instead.
+        in_range = model.profile.visibility_min
+        refused = [o for o in _change_outcomes(model, queue_name, handle, in_range, now)
+                   if isinstance(o.response, ErrorSpec) and not any(r.startswith("VIS-CEILING") for r in o.rules)]
+        return [Outcome(range_error, ("VIS-RANGE",))] + refused
     v = float(value)  # type: ignore[arg-type]
     info = model.handles.get(handle)
     if info is None or info.queue != queue_name:
@@ -391,7 +396,7 @@ def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, 
     rules = _ceiling_rules(model, message.sent_at, s, deadline, ceiling)
     rejected = (errors.beyond_ceiling(int(v)), rules, None)
     band = model.timing.tolerance  # under a real clock the receive and this change each took effect in a window
-    if deadline > ceiling + band:
+    if deadline > ceiling + s.received_slack + band:  # beyond even the latest the receive may have set it
         return [rejected]
     accepted = (accepted[0], rules + accepted[1], accepted[2])  # the ceiling decided: its rules first
     # EVIDENCE.md: 'Setting 43200 right after a receive may already fail by a second'
@@ -513,7 +518,8 @@ def _batch(model: Model, queue: str, entries: tuple[ChangeEntry | DeleteEntry, .
     invalid = batch_errors([e.id for e in entries], model.profile.batch_max_entries)
     if invalid:
         return Enumerated(invalid)
-    return BatchExpectation([(e.id, Enumerated(single(e))) for e in entries])
+    return BatchExpectation([(e.id, Enumerated(single(e))) for e in entries],
+                            at_the_limit=len(entries) == model.profile.batch_max_entries)
 
 
 # --- purge and peek -------------------------------------------------------------------------------------------
@@ -532,7 +538,12 @@ def _purge(model: Model, op: PurgeQueue, now: float) -> Expectation:
     def remember() -> None:
         queue.last_purge_at = now
 
-    return Enumerated([Outcome(Ok(), ("PURGE-ALL", "PURGE-IN-PROGRESS"), Effects(states, queue_updates=(remember,)))])
+    # A purge shows PURGE-ALL only where it finds a message; one in flight is a situation of its own (a purge that
+    # spares in-flight messages passes every purge of visible ones), so witnesses are searched for both.
+    in_flight = any(s.in_flight(now) for m in model.messages_in(op.queue) for s in m.states if s.live_in(op.queue))
+    return Enumerated([Outcome(Ok(), ("PURGE-ALL", "PURGE-IN-PROGRESS"), Effects(states, queue_updates=(remember,)),
+                               undecided=() if states else ("PURGE-ALL",),
+                               situation="in flight" if in_flight else "")])
 
 
 _PEEK = ("PEEK-NO-CHANGE",)

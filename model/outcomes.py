@@ -9,10 +9,11 @@ divergence `check` returns an outcome to adopt, so that a run goes on and can fi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
+from collections.abc import Callable
 
 from model.state import HandleInfo, Message, MessageState
-from model.values import BatchOk, ChangeOk, EntryFailure, Error, ErrorSpec, Ok, Response, SendOk
+from model.values import BatchOk, ChangeOk, EntryFailure, Error, ErrorSpec, Ok, ReceiveOk, Response, SendOk
 
 Expected = object  # a Response whose minted ids are placeholders, or an ErrorSpec
 
@@ -26,7 +27,7 @@ class Effects:
     handles: dict[str, HandleInfo] = field(default_factory=dict)
     queue_updates: tuple[Callable[[], None], ...] = ()
 
-    def merged_with(self, other: "Effects") -> "Effects":
+    def merged_with(self, other: Effects) -> Effects:
         """Union of two outcomes that the same observation cannot tell apart."""
         states = dict(self.states)
         for message_id, more in other.states.items():
@@ -46,8 +47,14 @@ class Outcome:
     effects: Effects = field(default_factory=Effects)
     minted: frozenset[str] = frozenset()  # ids and handles this outcome creates (the target's will differ)
     # Permitted once but worth counting (an at-least-once redelivery): what it would break if it were not rare.
-    notes: tuple["Divergence", ...] = ()
+    notes: tuple[Divergence, ...] = ()
     at: float | None = None  # when the operation took effect (later than the call for a long poll)
+    # Rules of `rules` this step could not have caught broken: the answer a queue breaking them would give is
+    # permitted here too (a count judged on a receive that returned nothing, an order of one message).
+    undecided: tuple[str, ...] = ()
+    # What the operation acted on, where a rule can hold in one situation and break in another with the same
+    # answer (a purge that finds a message in flight): witnesses are searched for each situation.
+    situation: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,17 @@ class Verdict:
     def ok(self) -> bool:
         return not self.divergences
 
+    @property
+    def decisive(self) -> tuple[str, ...]:
+        """The rules this step exercised decisively: those whose breaking would have given an answer the model
+        does not permit here. None where the model also permitted an answer of another kind (an error and a
+        success both, near an edge the timing leaves open): such a step shows nothing of its rules. None on a step
+        that diverged either: it decides the rule it broke (its divergence's first), and shows nothing of the rest."""
+        answer = answer_kind(self.outcome.response)
+        if self.divergences or any(answer_kind(other) != answer for other in self.others):
+            return ()
+        return tuple(r for r in self.outcome.rules if r not in self.outcome.undecided)
+
 
 class Expectation(Protocol):
     rules: tuple[str, ...]
@@ -92,6 +110,14 @@ class Expectation(Protocol):
     def possible_effects(self) -> Effects | None:
         """What the operation may have changed if it took effect (the answer never came), or None when the
         checker cannot follow it (a new message or queue whose id never came back)."""
+
+
+def answer_kind(response: object) -> str:
+    """An error's code, or the response's kind ("ReceiveOk-empty" for a receive that returned nothing)."""
+    if isinstance(response, (Error, ErrorSpec)):
+        return response.code
+    empty = isinstance(response, ReceiveOk) and not response.messages
+    return type(response).__name__ + ("-empty" if empty else "")
 
 
 def concrete(expected: Expected) -> Response:
@@ -206,7 +232,9 @@ def _merge(outcomes: list[Outcome]) -> Outcome:
     for other in outcomes[1:]:
         effects = effects.merged_with(other.effects)
     notes = tuple(dict.fromkeys(n for o in outcomes for n in o.notes))
-    return Outcome(first.response, _ordered_rules(outcomes), effects, first.minted, notes, first.at)
+    undecided = tuple(r for r in first.undecided if all(r in o.undecided or r not in o.rules for o in outcomes))
+    return Outcome(first.response, _ordered_rules(outcomes), effects, first.minted, notes, first.at, undecided,
+                   first.situation)
 
 
 @dataclass
@@ -214,10 +242,12 @@ class BatchExpectation:
     """A batch that passed validation: each entry is judged as its single call would be (BATCH-PARTIAL)."""
 
     entries: list[tuple[str, Enumerated]]
+    at_the_limit: bool = False  # as many entries as a batch may have: a limit one too low would refuse it
 
     @property
     def rules(self) -> tuple[str, ...]:
-        return ("BATCH-PARTIAL",) + _ordered_rules([o for _, e in self.entries for o in e.outcomes])
+        limit = ("BATCH-MAX-ENTRIES",) if self.at_the_limit else ()
+        return ("BATCH-PARTIAL",) + limit + _ordered_rules([o for _, e in self.entries for o in e.outcomes])
 
     def possible_effects(self) -> Effects | None:
         return Enumerated([o for _, e in self.entries for o in e.outcomes]).possible_effects() if self.entries \

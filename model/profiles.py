@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from model.rules import FIFO, SMQ, SQS_2008, STANDARD, rules_for
 
@@ -45,7 +45,7 @@ class Profile:
         return _rule_ids(self.name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rule_ids(profile_name: str) -> frozenset[str]:
     return frozenset(r.id for r in rules_for(profile_name))
 

@@ -15,7 +15,7 @@ from model import errors
 from model.outcomes import Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, describe
 from model.state import Attempt, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, millis
 from model.validation import is_int_in
-from model.values import ReceivedMessage, ReceiveMessage, ReceiveOk, Response
+from model.values import Error, ReceivedMessage, ReceiveMessage, ReceiveOk, Response
 
 if TYPE_CHECKING:
     from model.core import Model
@@ -24,7 +24,7 @@ _MAX_GROUP_COMBINATIONS = 256
 LONG_POLL_SLACK = 0.01  # seconds a long poll on a virtual clock may answer after its moment (moto takes 1 ms)
 
 
-def expect_receive(model: "Model", op: ReceiveMessage, now: float, completed_at: float | None = None
+def expect_receive(model: Model, op: ReceiveMessage, now: float, completed_at: float | None = None
                    ) -> Expectation:
     from model.core import ModelUsageError
 
@@ -87,7 +87,7 @@ def expect_receive(model: "Model", op: ReceiveMessage, now: float, completed_at:
                               over_limit_permitted=over_limit_permitted, invoked=now, wait=min(waits))
 
 
-def _live_states(model: "Model", queue: str, now: float
+def _live_states(model: Model, queue: str, now: float
                  ) -> tuple[list[tuple[Message, list[MessageState]]], int, int]:
     """Each message's states live in the queue, and how many messages are surely and possibly in flight."""
     live = []
@@ -101,7 +101,7 @@ def _live_states(model: "Model", queue: str, now: float
     return live, surely_in_flight, possibly_in_flight
 
 
-def _redrive_of(model: "Model", queue: Queue) -> Redrive | None:
+def _redrive_of(model: Model, queue: Queue) -> Redrive | None:
     """The queue's redrive policy, where the profile has redrive."""
     return queue.redrive if model.profile.has_redrive else None
 
@@ -136,7 +136,7 @@ def _group_heads(live: list[tuple[Message, list[MessageState]]]) -> list[tuple[M
     return heads
 
 
-def _replay(model: "Model", queue: Queue, attempt_id: str, now: float) -> Attempt | None:
+def _replay(model: Model, queue: Queue, attempt_id: str, now: float) -> Attempt | None:
     """FIFO-ATTEMPT-ID: the earlier receive to repeat, if it is recent and nothing touched its messages."""
     attempt = queue.attempts.get(attempt_id)
     if attempt is None or now >= attempt.at + model.profile.attempt_id_window_seconds:
@@ -165,7 +165,7 @@ class _Candidate:
 
 @dataclass
 class ReceiveExpectation:
-    model: "Model"
+    model: Model
     queue: Queue
     op: ReceiveMessage
     at: float  # when the receive took effect: at the earliest, and
@@ -183,6 +183,7 @@ class ReceiveExpectation:
     wait: float = 0.0  # its long-poll wait (the shortest the queue's settings permit)
 
     def __post_init__(self) -> None:
+        self.prefixes: dict[str, list[list[str]]] = {}  # FIFO: per group, the orders its messages may come in
         self.candidates = self._candidates()
         self.rules = self._exercised_rules()
 
@@ -208,7 +209,6 @@ class ReceiveExpectation:
 
     def _apply_group_order(self, candidates: dict[str, _Candidate]) -> None:
         """FIFO: within a group only the visible prefix (up to the first hidden message) is receivable."""
-        self.prefixes: dict[str, list[list[str]]] = {}
         self.blockers: dict[str, tuple[str, ...]] = {}
         self.surely_free: set[str] = set()  # in the visible prefix whatever state the group is in
         groups: dict[str, list[_Candidate]] = {}
@@ -225,7 +225,7 @@ class ReceiveExpectation:
                 prefix: list[str] = []
                 certain: set[str] = set()  # the prefix if a message at its exact deadline instant is still hidden
                 blocked_for_sure = False
-                for member, s in zip(members, combo):
+                for member, s in zip(members, combo, strict=True):
                     if s in member.hidden:
                         self.blockers[group_id] = ("FIFO-VISIBLE-PREFIX",) if prefix else ("FIFO-GROUP-LOCK",)
                         break
@@ -281,7 +281,7 @@ class ReceiveExpectation:
             return Outcome(ReceiveOk(self.replay.messages), self.rules, at=self.at)
         chosen: list[tuple[Message, list[MessageState]]] = []
         if self.queue.fifo:
-            for group_id, prefixes in self.prefixes.items():
+            for prefixes in self.prefixes.values():
                 for message_id in prefixes[0] if prefixes else []:
                     candidate = self.candidates[message_id]
                     chosen.append((candidate.message, candidate.receivable[:1]))
@@ -308,7 +308,7 @@ class ReceiveExpectation:
         if self.over_limit_permitted and errors.over_limit().matches(observed):  # type: ignore[arg-type]
             return Verdict(Outcome(observed, self.rules, at=self.at))
         if not isinstance(observed, ReceiveOk):
-            problem = Divergence(self.rules, "ReceiveOk", describe(observed))
+            problem = Divergence(self._refusal_rules(observed), "ReceiveOk", describe(observed))
             return Verdict(Outcome(observed, self.rules, at=self.at), (problem,), consistent=False)
         if self.replay is not None:
             return self._check_replay(observed)
@@ -325,6 +325,11 @@ class ReceiveExpectation:
                 continue
             seen.add(message.id)
             states, problem, note = self._judge(message, got)
+            if problem is None and got.receipt_handle is not None and "RCV-NEW-HANDLE" in self.model.profile.rule_ids:
+                # In model space a handle the target issued before reads as the model's name for it; a new one
+                # reads as None (conformance/translate.py).
+                problem = Divergence(("RCV-NEW-HANDLE",), "a receipt handle not issued before",
+                                     f"the handle {got.receipt_handle} of an earlier receive", (message.id,))
             if problem is None:
                 states = self._first_receive_seen(states, got)
             if problem is not None:
@@ -346,6 +351,13 @@ class ReceiveExpectation:
         # An empty long poll looked at every message: a surely due one was moved, not overlooked.
         swept = self.long_poll and not observed.messages
         return Verdict(self._outcome(returned, tuple(notes), canonical=False, swept=swept), tuple(problems))
+
+    def _refusal_rules(self, observed: Response) -> tuple[str, ...]:
+        """The rules a refused receive breaks, most specific first: a refusal that names a parameter breaks the
+        range rule of that parameter (a person fixes that check), then the receive's other rules."""
+        named = [rule for parameter, rule in _RANGE_RULES.items()
+                 if isinstance(observed, Error) and parameter in observed.message]
+        return _dedupe(tuple(r for r in named if r in self.model.profile.rule_ids) + self.rules)
 
     def _judge(self, message: Message, got: ReceivedMessage):
         """The states the returned message may have been in, a divergence if none fits, and a note."""
@@ -394,14 +406,21 @@ class ReceiveExpectation:
     def _attributes_fit(self, s: MessageState, got: ReceivedMessage) -> bool:
         if "RCV-COUNT" not in self.model.profile.rule_ids:
             return True
-        if got.receive_count is not None and got.receive_count != s.receive_count + 1:
+        if got.receive_count is not None and got.receive_count not in _counts(s):
             return False
         if got.first_receive_ms is not None:
-            first = s.first_receive_at if s.first_receive_at is not None else self.at
             # Under a real clock the target's clock is not ours: allow the window and the tolerance as well.
             allowed = self.timestamp_tolerance_ms + 1000 * (self.late - self.at + self.model.timing.tolerance)
-            return abs(got.first_receive_ms - millis(first)) <= allowed
+            return any(abs(got.first_receive_ms - millis(first)) <= allowed for first in self._firsts(s))
         return True
+
+    def _firsts(self, s: MessageState) -> list[float]:
+        """When this receive may say the message was first received: its first receive (or this one); after a
+        redrive, its first receive in the dead-letter queue too."""
+        firsts = [s.first_receive_at if s.first_receive_at is not None else self.at]
+        if s.redrive_base is not None:
+            firsts.append(s.redrive_first_at if s.redrive_first_at is not None else self.at)
+        return firsts
 
     def _first_receive_seen(self, states: list[MessageState], got: ReceivedMessage) -> list[MessageState]:
         """A first receive happens somewhere in its window: the timestamp the target gave it, judged to fit, is the
@@ -413,7 +432,7 @@ class ReceiveExpectation:
 
     def _attribute_problem(self, s: MessageState, got: ReceivedMessage, message: Message) -> Divergence:
         first = s.first_receive_at if s.first_receive_at is not None else self.at
-        if got.receive_count is not None and got.receive_count != s.receive_count + 1:
+        if got.receive_count is not None and got.receive_count not in _counts(s):
             return Divergence(("RCV-COUNT",), f"ApproximateReceiveCount {s.receive_count + 1}",
                               f"ApproximateReceiveCount {got.receive_count}", (message.id,))
         return Divergence(("RCV-FIRST-TIMESTAMP",), f"ApproximateFirstReceiveTimestamp {millis(first)}",
@@ -436,12 +455,15 @@ class ReceiveExpectation:
         return problems
 
     def _missed_by_long_poll(self) -> list[Divergence]:
-        """RCV-LONG-POLL: an empty answer while some message was surely receivable."""
+        """RCV-LONG-POLL: an empty answer while some message was surely receivable. An empty long poll waited out
+        its wait: under a real clock's window it answered at or after invoke + wait, so a message surely receivable
+        by then had to be returned, not only one surely receivable when the poll began."""
         if self.quota_reached:
             return []
+        by = max(self.at, min(self.late, self.invoked + self.wait))
         for candidate in self.candidates.values():
             states = candidate.message.states
-            surely = [s for s in candidate.receivable if self._surely_visible(s)]
+            surely = [s for s in candidate.receivable if s.surely_due(by, self.model.timing.tolerance)]
             if self.queue.fifo and candidate.message.id not in self.surely_free:
                 continue  # an earlier message of its group may still hold the group
             if surely and len(surely) == len(states):
@@ -530,7 +552,8 @@ class ReceiveExpectation:
             if message_id in returned_ids or not candidate.due:
                 continue
             moved = tuple(s.evolve(queue=redrive.dead_letter_queue, visible_at=self.at, hidden=Hidden.NONE,
-                                   receipt=None, why=("REDRIVE-DLQ",)) for s in candidate.due)
+                                   receipt=None, why=("REDRIVE-DLQ",), redrive_base=s.receive_count,
+                                   redrive_first_at=None) for s in candidate.due)
             kept = () if canonical or (swept and self._surely_moved(candidate)) else tuple(candidate.message.states)
             effects.states[message_id] = tuple(dict.fromkeys(
                 kept + moved + tuple(s for s in candidate.message.states if s not in candidate.due)))
@@ -543,8 +566,28 @@ class ReceiveExpectation:
         effects.queue_updates = updates
         applicable = self.model.profile.rule_ids
         decided = tuple(r for mid in returned_ids for s in effects.states[mid] for r in s.why if r in applicable)
+        if any(s.receive_count for _, states in returned for s in states):  # a handle it had before could come back
+            decided += tuple(r for r in ("RCV-NEW-HANDLE",) if r in applicable)
         rules = tuple(dict.fromkeys(self.rules + decided))  # e.g. VIS-NOT-STICKY: this receive ignored a change
-        return Outcome(ReceiveOk(tuple(shown)), rules, effects, frozenset(minted), notes, self.at)
+        return Outcome(ReceiveOk(tuple(shown)), rules, effects, frozenset(minted), notes, self.at,
+                       self._undecided(bool(returned_ids)))
+
+    def _undecided(self, returned: bool) -> tuple[str, ...]:
+        """Rules this receive exercises without being able to catch them broken. A receive count or first
+        timestamp shows only on a message returned; a FIFO group's order only where two of its messages could
+        come; a message coming back after its timeout only where the receive may not leave it out (a long poll,
+        the message surely visible in every state it may be in: a short poll samples)."""
+        undecided = [] if returned else ["RCV-COUNT", "RCV-FIRST-TIMESTAMP"]
+        if not any(len(prefix) >= 2 for prefixes in self.prefixes.values() for prefix in prefixes):
+            undecided.append("FIFO-ORDER")
+        end = self.invoked + self.wait  # an empty answer would come then: it must not leave out what is due by then
+        if not (self.long_poll and any(
+                len(c.receivable) + len(c.hidden) == len(c.message.states)
+                and all(s.receive_count and s.surely_due(end, self.model.timing.tolerance)
+                        for s in c.receivable + c.hidden)
+                for c in self.candidates.values())):
+            undecided.append("RCV-REAPPEAR")
+        return tuple(undecided)
 
     def _received_with(self, s: MessageState, handle: str, v: int) -> MessageState:
         why: list[str] = []
@@ -559,11 +602,23 @@ class ReceiveExpectation:
         why.append("RCV-HIDE")
         return s.evolve(
             visible_at=self.at + v, slack=self.late - self.at, hidden=Hidden.RECEIPT, receipt=handle,
-            received_at=self.at, changed_at=None,
+            received_at=self.at, received_slack=self.late - self.at, changed_at=None,
             receive_count=s.receive_count + 1,
             first_receive_at=s.first_receive_at if s.first_receive_at is not None else self.at,
+            redrive_first_at=s.redrive_first_at if s.redrive_first_at is not None or s.redrive_base is None
+            else self.at,
             was_locked=False, why=tuple(why),
         )
+
+
+_RANGE_RULES = {"VisibilityTimeout": "VIS-RANGE", "WaitTimeSeconds": "RCV-WAIT-RANGE",
+                "MaxNumberOfMessages": "RCV-MAX-MESSAGES"}
+
+
+def _counts(s: MessageState) -> set[int]:
+    """The receive counts a receive may report: one more than before; after a redrive, perhaps counted afresh in
+    the dead-letter queue (nothing records which, EVIDENCE.md row 'receive count' speaks of one queue)."""
+    return {s.receive_count + 1} | ({s.receive_count - s.redrive_base + 1} if s.redrive_base is not None else set())
 
 
 def _dedupe(rules: tuple[str, ...]) -> tuple[str, ...]:

@@ -161,7 +161,11 @@ CATALOGUE: tuple[Rule, ...] = (
        "EVIDENCE.md row 'at-least-once' (DOC); seed 002: 'the visibility timeout isn't a guarantee against "
        "receiving a message twice'", hedged=True),
     _r("RCV-COUNT", "ApproximateReceiveCount rises by one on every receive, VisibilityTimeout=0 receives "
-       "included.", CURRENT_SQS, "EVIDENCE.md row 'receive count' (REC)"),
+       "included; a dead-letter queue may count a redriven message's receives on or afresh.", CURRENT_SQS,
+       "EVIDENCE.md row 'receive count' (REC; it speaks of one queue, so a redrive is not settled)"),
+    _r("RCV-NEW-HANDLE", "Each receive of a message returns a receipt handle different from every earlier one "
+       "of that message.", CURRENT_SQS,
+       "EVIDENCE.md row 'receipt handles' (DOC: botocore's DeleteMessage documentation; REC)"),
     _r("RCV-FIRST-TIMESTAMP", "ApproximateFirstReceiveTimestamp is the time of the first receive, in ms.",
        CURRENT_SQS, "EVIDENCE.md row 'receive count' (REC)"),
     # --- delay, redrive, quota, purge, counts -----------------------------------------------------------

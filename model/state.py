@@ -30,7 +30,7 @@ class Timing:
             raise ValueError("a tolerance needs windowed timing, and is never negative")
 
     @staticmethod
-    def for_clock(kind: str, tolerance: float = 0.0) -> "Timing":
+    def for_clock(kind: str, tolerance: float = 0.0) -> Timing:
         """A virtual clock is exact; a real one (or a shifted real one) gives windows, judged with the tolerance."""
         return EXACT if kind == "virtual" else Timing(windowed=True, tolerance=tolerance)
 
@@ -67,6 +67,7 @@ class MessageState(NamedTuple):
     gone: Gone = Gone.NO
     receipt: str | None = None  # the handle of the current receipt
     received_at: float | None = None  # the ReceiveMessage that produced the current receipt (ceiling base)
+    received_slack: float = 0.0  # under a real clock that receive took effect in [received_at, + this]
     changed_at: float | None = None  # last accepted change of this receipt (or lock)
     receive_count: int = 0
     first_receive_at: float | None = None
@@ -76,6 +77,10 @@ class MessageState(NamedTuple):
     # Under a real clock the operation that set `visible_at` took effect somewhere in a window: the deadline
     # lies in [visible_at, visible_at + slack]. Always 0 under a virtual clock.
     slack: float = 0.0
+    # Moved to a dead-letter queue: its receive count then, and when it was first received there. Whether a
+    # redriven message's receive count and first-receive timestamp go on or start again is not recorded.
+    redrive_base: int | None = None
+    redrive_first_at: float | None = None
 
     def live_in(self, queue: str) -> bool:
         return self.queue == queue and self.gone is Gone.NO
@@ -96,7 +101,7 @@ class MessageState(NamedTuple):
         edge = self.visible_at + self.slack + tolerance
         return early > edge or (self.hidden is Hidden.NONE and early >= edge)
 
-    def evolve(self, **changes) -> "MessageState":
+    def evolve(self, **changes) -> MessageState:
         return self._replace(**changes)
 
 
@@ -136,7 +141,7 @@ class Setting:
             return (self.value,)
         return (self.value, self.previous)
 
-    def set(self, value: object, now: float) -> "Setting":
+    def set(self, value: object, now: float) -> Setting:
         return Setting(value, self.value, now)
 
 

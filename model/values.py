@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 Raw = Any  # an argument as sent: normally int/str, but anything a caller may try
 
@@ -100,10 +100,10 @@ class PeekMessage:
     max_messages: int = 1
 
 
-Operation = Union[
-    CreateQueue, SetQueueAttributes, GetQueueAttributes, SendMessage, ReceiveMessage, ChangeMessageVisibility,
-    ChangeMessageVisibilityBatch, DeleteMessage, DeleteMessageBatch, PurgeQueue, PeekMessage,
-]
+Operation = (
+    CreateQueue | SetQueueAttributes | GetQueueAttributes | SendMessage | ReceiveMessage | ChangeMessageVisibility
+    | ChangeMessageVisibilityBatch | DeleteMessage | DeleteMessageBatch | PurgeQueue | PeekMessage
+)
 
 
 # --- responses ---------------------------------------------------------------------------------------------
@@ -199,4 +199,4 @@ class AttributesOk:
     attributes: dict[str, str]
 
 
-Response = Union[Error, Unknown, Ok, SendOk, ReceiveOk, PeekOk, ChangeOk, BatchOk, AttributesOk]
+Response = Error | Unknown | Ok | SendOk | ReceiveOk | PeekOk | ChangeOk | BatchOk | AttributesOk

@@ -31,7 +31,7 @@ def received(q: Scenario, message_id: str, count: int | None = None) -> ReceiveO
 EMPTY = ReceiveOk(())
 
 
-# --- range ----------------------------------------------------------------------------------------------------
+# --- range ------------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", SQS)
 @pytest.mark.parametrize("value, ok", [(0, True), (43200, True), (-1, False), (43201, False), ("30", False),
@@ -72,7 +72,7 @@ def test_out_of_range_codes_not_text():
     assert flagged(q.check(op, 1, ChangeOk())) == ["VIS-RANGE"]
 
 
-# --- non-additive change, shorten, terminate, not sticky --------------------------------------------------------
+# --- non-additive change, shorten, terminate, not sticky --------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", SQS + ["smq"])
 def test_nonadditive_extension_checked_both_ways(profile):
@@ -160,7 +160,7 @@ def test_remembered_extension_is_attributed_to_not_sticky():
     assert verdict.divergences[0].rules[:2] == ("VIS-NOT-STICKY", "RCV-REAPPEAR")
 
 
-# --- the 12-hour ceiling ---------------------------------------------------------------------------------------
+# --- the 12-hour ceiling ----------------------------------------------------------------------------------------------
 
 CEILING_TEXT = ("Value {v} for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the "
                 "message is beyond the limit [43200 seconds]")
@@ -227,7 +227,7 @@ def test_no_cumulative_ceiling_documented_for_older_apis(profile):
     assert isinstance(response, ChangeOk)
 
 
-# --- queue attribute change --------------------------------------------------------------------------------------
+# --- queue attribute change -------------------------------------------------------------------------------------------
 
 def test_queue_attribute_change_applies_to_later_receives_with_propagation():
     q = Scenario()
@@ -259,7 +259,7 @@ def test_a_queue_timeout_change_exercises_later_receives_only_where_it_finds_a_m
     assert "QATTR-LATER-RECEIVES" not in q.model.expect(change, 30).rules  # its deadline passed
 
 
-# --- handles -------------------------------------------------------------------------------------------------------
+# --- handles ----------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", SQS)
 def test_malformed_handle(profile):
@@ -384,7 +384,7 @@ def test_delete_twice_succeeds_twice(profile):
         == ["DEL-IDEMPOTENT"]
 
 
-# --- batches ------------------------------------------------------------------------------------------------------
+# --- batches ----------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", CURRENT)
 def test_batch_validation(profile):
@@ -434,7 +434,7 @@ def test_batch_partial_is_exercised_where_an_entry_fails_before_another():
     assert "BATCH-PARTIAL" not in rules(good, bad) and "BATCH-PARTIAL" not in rules(good)
 
 
-# --- receive parameters ----------------------------------------------------------------------------------------------
+# --- receive parameters -----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", SQS)
 def test_max_number_of_messages(profile):
@@ -525,7 +525,7 @@ def test_redelivery_of_a_hidden_message(profile, permitted):
         assert flagged(verdict) == ["RCV-HIDE"]
 
 
-# --- receive count, first receive timestamp --------------------------------------------------------------------------
+# --- receive count, first receive timestamp ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", CURRENT)
 def test_receive_count_rises_on_every_receive_zero_timeouts_included(profile):
@@ -582,7 +582,7 @@ def test_delay_hides_and_is_counted_as_delayed(profile):
     assert flagged(verdict) == ["DELAY-HIDES"]
 
 
-# --- redrive -----------------------------------------------------------------------------------------------------------
+# --- redrive ----------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", CURRENT)
 def test_redrive_moves_instead_of_returning(profile):
@@ -642,7 +642,7 @@ def test_a_long_poll_that_moves_a_message_keeps_waiting_for_one_to_return():
     assert [m.message_id for m in response.messages] == [later] and outcome.at == 1
 
 
-# --- FIFO groups --------------------------------------------------------------------------------------------------------
+# --- FIFO groups ------------------------------------------------------------------------------------------------------
 
 def test_fifo_visible_prefix_and_order_after_timeout():
     q = Scenario("sqs-fifo")
@@ -774,7 +774,7 @@ def test_a_send_answered_with_another_message_than_the_deduplicated_one_leaves_t
     assert q.check(SendMessage("q", "y", group_id="g"), 11, SendOk(None)).consistent  # a fresh one is fine
 
 
-# --- purge -------------------------------------------------------------------------------------------------------------
+# --- purge ------------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("profile", CURRENT)
 def test_purge_removes_in_flight_messages(profile):
@@ -787,7 +787,7 @@ def test_purge_removes_in_flight_messages(profile):
     assert flagged(q.check(ReceiveMessage("q", max_messages=1), 100, received(q, mid, 2))) == ["PURGE-ALL"]
 
 
-# --- SMQ ------------------------------------------------------------------------------------------------------------------
+# --- SMQ --------------------------------------------------------------------------------------------------------------
 
 def test_smq_change_returns_a_new_handle_and_the_old_one_stops_working():
     q = Scenario("smq")
@@ -885,3 +885,32 @@ def test_fifo_attempt_id_retry_of_a_long_poll_answers_at_once_even_when_the_firs
     assert expectation.replay is not None and expectation.at == 4  # not at 6, the end of a wait it does not do
     q.send("a", at=5)
     assert flagged(q.check(retry, 5, received(q, "msg-1", 1))) == ["FIFO-ATTEMPT-ID"]
+
+
+def test_a_redriven_message_may_count_its_receives_on_or_afresh_in_the_dead_letter_queue():
+    """EVIDENCE.md's receive count row speaks of one queue: after a redrive, 'on' (3) and 'afresh' (1) are both
+    permitted, anything else is not."""
+    for count, rule_ids in [(3, []), (1, []), (2, ["RCV-COUNT"])]:
+        q = Scenario(VisibilityTimeout=5)
+        q.do(CreateQueue("dlq", {}), 0)
+        q.set_attributes(0, RedrivePolicy={"deadLetterTargetQueue": "dlq", "maxReceiveCount": 2})
+        mid = q.send()
+        q.receive_one(at=0)
+        q.receive_one(at=10)
+        assert q.receive(at=20) == []  # the third receive moves it
+        observed = ReceiveOk((ReceivedMessage(mid, "body", None, count, 0),))
+        assert flagged(q.check(ReceiveMessage("dlq", max_messages=1), 21, observed)) == rule_ids, count
+
+
+def test_nothing_records_whether_a_change_checks_its_value_or_its_handle_first():
+    """A garbage handle with an out-of-range value: either refusal is permitted, acceptance is not."""
+    q = Scenario()
+    q.send()
+    q.receive_one(at=0)
+    op = ChangeMessageVisibility("q", "garbage", 50_000)
+    handle_first = Error("ReceiptHandleIsInvalid", 'The input receipt handle "garbage" is not a valid receipt handle.',
+                         404)
+    value_first = Error("InvalidParameterValue", "Value 50000 for parameter VisibilityTimeout is invalid.")
+    assert flagged(q.check(op, 1, handle_first)) == []
+    assert flagged(q.check(op, 1, value_first)) == []
+    assert flagged(q.check(op, 1, ChangeOk())) == ["VIS-RANGE"]

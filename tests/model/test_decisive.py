@@ -1,0 +1,98 @@
+"""A step exercises a rule decisively only where a queue breaking the rule would have given an answer the model
+does not permit there: elsewhere the rule could not have failed, and a pass would mean nothing."""
+
+from model import Model
+from model.state import Timing
+from model.values import (
+    ChangeMessageVisibility, ChangeOk, CreateQueue, Error, Ok, ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage,
+    SendOk,
+)
+from tests.model.scenario import Scenario
+
+
+def receive(q: Scenario, at: float, observed: ReceiveOk, **kw):
+    return q.check(ReceiveMessage(q.queue, max_messages=10, **kw), at, observed)
+
+
+def test_a_receive_count_is_decided_only_on_a_message_returned():
+    q = Scenario()
+    mid = q.send()
+    empty = receive(q, 0, ReceiveOk(()))
+    assert {"RCV-COUNT", "RCV-FIRST-TIMESTAMP"} <= set(empty.outcome.rules)
+    assert not {"RCV-COUNT", "RCV-FIRST-TIMESTAMP"} & set(empty.decisive)
+    got = receive(q, 0, ReceiveOk((ReceivedMessage(mid, "body", None, 1, 0),)))
+    assert {"RCV-COUNT", "RCV-FIRST-TIMESTAMP", "RCV-HIDE"} <= set(got.decisive)
+
+
+def test_a_fifo_order_is_decided_only_where_two_messages_of_a_group_could_come():
+    one = Scenario("sqs-fifo")
+    first = one.send("a")
+    verdict = receive(one, 0, ReceiveOk((ReceivedMessage(first, "a", None, 1, 0),)))
+    assert "FIFO-ORDER" in verdict.outcome.rules and "FIFO-ORDER" not in verdict.decisive
+    two = Scenario("sqs-fifo")
+    first, second = two.send("a"), two.send("b")
+    both = ReceiveOk((ReceivedMessage(first, "a", None, 1, 0), ReceivedMessage(second, "b", None, 1, 0)))
+    assert "FIFO-ORDER" in receive(two, 0, both).decisive
+
+
+def test_a_reappearance_is_decided_by_a_long_poll_not_by_a_short_poll_that_may_sample():
+    for wait, decided in ((None, False), (1, True)):
+        q = Scenario(VisibilityTimeout=10)
+        mid = q.send()
+        q.receive_one(at=0)
+        back = ReceiveOk((ReceivedMessage(mid, "body", None, 2, 0),))
+        verdict = receive(q, 20, back, wait_time_seconds=wait)
+        assert "RCV-REAPPEAR" in verdict.outcome.rules
+        assert ("RCV-REAPPEAR" in verdict.decisive) is decided, wait
+
+
+def test_nothing_is_decided_where_the_timing_permits_an_answer_of_another_kind():
+    """A change right at the 12-hour ceiling under a real clock's window: accepted and refused are both
+    permitted, so neither answer can show VIS-CEILING broken; well inside the ceiling the change decides."""
+    model = Model("sqs-standard", Timing(windowed=True, tolerance=0.5))
+    model.observe(CreateQueue("q"), 0.0, Ok(), 0.01)
+    model.observe(SendMessage("q", "m"), 0.01, SendOk("msg-1"), 0.02)
+    model.observe(ReceiveMessage("q", 1), 0.02, ReceiveOk((ReceivedMessage("msg-1", "m", "h-1", 1, 20),)), 0.03)
+    handle = next(iter(model.handles))
+    inside = model.observe(ChangeMessageVisibility("q", handle, 600), 1.0, ChangeOk(), 1.01)
+    assert inside.decisive == ("VIS-EXTEND-NONADDITIVE",)
+    at_edge = model.observe(ChangeMessageVisibility("q", handle, 43199), 1.0, ChangeOk(), 1.01)
+    assert "VIS-CEILING" in at_edge.outcome.rules and at_edge.decisive == ()
+
+
+def test_a_receive_that_hands_back_an_earlier_handle_of_the_message_diverges():
+    """In model space a handle the target issued before reads as the model's own name for it, a new one as None."""
+    q = Scenario(VisibilityTimeout=0)
+    mid = q.send()
+    first = q.receive_one(at=0)
+    again = receive(q, 1, ReceiveOk((ReceivedMessage(mid, "body", first.receipt_handle, 2, 0),)))
+    assert [d.rule for d in again.divergences] == ["RCV-NEW-HANDLE"]
+    fresh = Scenario(VisibilityTimeout=0)
+    mid = fresh.send()
+    fresh.receive_one(at=0)
+    new = receive(fresh, 1, ReceiveOk((ReceivedMessage(mid, "body", None, 2, 0),)))
+    assert new.divergences == () and "RCV-NEW-HANDLE" in new.decisive
+
+
+def test_a_refused_receive_is_blamed_on_the_range_check_of_the_parameter_its_error_names():
+    """A queue refusing VisibilityTimeout=43200 on a receive breaks VIS-RANGE, whatever else the receive exercised."""
+    q = Scenario()
+    q.send()
+    refusal = Error("InvalidParameterValue", "Value 43200 for parameter VisibilityTimeout is invalid.")
+    verdict = q.check(ReceiveMessage("q", max_messages=10, visibility_timeout=43200, wait_time_seconds=1), 0, refusal)
+    assert verdict.divergences[0].rule == "VIS-RANGE"
+
+
+def test_a_purge_decides_purge_all_only_where_it_finds_a_message_and_names_one_in_flight():
+    from model.values import PurgeQueue
+
+    empty = Scenario()
+    assert "PURGE-ALL" not in empty.check(PurgeQueue("q"), 0, Ok()).decisive
+    visible = Scenario()
+    visible.send()
+    purged = visible.check(PurgeQueue("q"), 0, Ok())
+    assert "PURGE-ALL" in purged.decisive and purged.outcome.situation == ""
+    flying = Scenario()
+    flying.send()
+    flying.receive_one(at=0)
+    assert flying.check(PurgeQueue("q"), 1, Ok()).outcome.situation == "in flight"
