@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import time
 from abc import ABC, abstractmethod
-from typing import Callable, Protocol
+from typing import Protocol
+from collections.abc import Callable
 
 from model.values import Error, Operation, Response
 
@@ -103,10 +104,10 @@ class Target(ABC):
     def version(self) -> str:
         return "unknown"
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 (a hook: a target without state between cases needs none)
         """Forget every queue this target created, ready for an independent case."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a hook: a target that holds nothing needs none)
         """Delete what this target created and release it."""
 
 

@@ -17,14 +17,14 @@ import time_machine
 from adapters.base import TargetError, VirtualClock
 from adapters.sqs_api import CLIENT_CONFIG, SqsApiTarget
 
-EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)  # the virtual clock's zero
+EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)  # the virtual clock's zero
 _POLL_SLACK = 0.001  # moto ends a long poll once its clock is strictly past the end
 
 
 class MotoClock(VirtualClock):
     """A virtual clock that also moves the process's faked wall clock, which moto reads."""
 
-    def __init__(self, traveller: "time_machine.Coordinates") -> None:
+    def __init__(self, traveller: time_machine.Coordinates) -> None:
         super().__init__()
         self._traveller = traveller
 

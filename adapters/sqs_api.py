@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import botocore.exceptions
 from botocore.config import Config

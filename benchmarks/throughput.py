@@ -98,7 +98,8 @@ def main() -> None:
         seconds, steps = suite(MotoTarget(), args.profile, args.examples, Path(tmp) / "moto")
         suite_rate = steps / seconds
         print(f"suite against moto:      {suite_rate:9,.0f} steps/s  ({steps:,} steps in {seconds:.1f} s)")
-        operations = [record["operation"].__class__.__name__ for record in read_trace(Path(tmp) / "moto" / "trace.jsonl")]
+        trace = Path(tmp) / "moto" / "trace.jsonl"
+        operations = [record["operation"].__class__.__name__ for record in read_trace(trace)]
         mix = Counter(operations)
         raw_seconds = raw_loop(operations, args.profile == "sqs-fifo")
         raw_rate = len(operations) / raw_seconds

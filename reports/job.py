@@ -58,7 +58,7 @@ def _collect(spark: SparkSession, store: str, steps: DataFrame, every_step: Data
     counts = steps.agg(F.count(F.lit(1)).alias("steps"), F.countDistinct("run_id").alias("runs"),
                        F.countDistinct("file").alias("files")).first()
     return page.ReportData(
-        generated=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        generated=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         files=counts["files"], steps=counts["steps"], runs=counts["runs"],
         matrix=_rows(spark.read.parquet(f"{store}/matrix")), divergences=divergences,
         timing=_rows(spark.read.parquet(f"{store}/timing")),

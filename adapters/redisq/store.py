@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from redis import Redis
 

@@ -7,7 +7,7 @@ import pytest
 from adapters.endpoint import EndpointTarget
 from conformance.runner import run
 from model.values import (
-    ChangeMessageVisibility, CreateQueue, DeleteEntry, DeleteMessage, DeleteMessageBatch, Error, PurgeQueue,
+    CreateQueue, DeleteEntry, DeleteMessage, DeleteMessageBatch, Error, PurgeQueue,
     ReceiveMessage, SendMessage, SetQueueAttributes,
 )
 from tests.aws_wire import AwsLikeEndpoint, sqs_error_codes, wire_error
