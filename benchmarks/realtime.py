@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from adapters.registry import close_all, make_targets  # noqa: E402
-from conformance.runner import NOT_GENERATED, run  # noqa: E402
+from conformance.runner import run, unreachable  # noqa: E402
 from model.rules import rules_for  # noqa: E402
 
 
@@ -34,7 +34,7 @@ def timed(profile: str, jobs: int, examples: int, out: Path) -> tuple[float, int
         seconds = time.perf_counter() - start
         requests = targets[0].requests  # type: ignore[attr-defined]
         close_all(targets)
-    reachable = [r.id for r in rules_for(profile) if r.id not in NOT_GENERATED]
+    reachable = [r.id for r in rules_for(profile) if r.id not in unreachable(profile)]
     exercised = sum(1 for rule_id in reachable if rule_id in result.tallies.rules)
     return seconds, requests, exercised, len(reachable), len(result.findings)
 

@@ -47,7 +47,7 @@ def endpoint_options(command):
                      help="stop once this many requests were sent (cleanup is never refused)"),
         click.option("--tolerance", type=click.FloatRange(0, 60), default=None,
                      help="seconds a deadline may show early or late under a real clock "
-                          "[default: 1.0 for aws, 0.5 for an endpoint]"),
+                          "[default: 0.5, from EVIDENCE.md row 'timing precision']"),
     ]):
         command = option(command)
     return command
@@ -92,10 +92,14 @@ def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs
               help="first replay each rule's witness, the shortest case that exercises it, all at once")
 @click.option("--witnesses-only", is_flag=True,
               help="only the witnesses: every reachable rule checked once, in about a minute on a real clock")
+@click.option("--budget", type=click.FloatRange(0, 7 * 86400), default=None, metavar="SECONDS",
+              help="search until this much time has passed since the start, past coverage, for more divergences; "
+                   "0 stops once no round finds anything new [default: 40 on a virtual clock, 180 on a real or "
+                   "moved one]")
 @endpoint_options
 def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | None, out_dir: Path,
         tolerate: tuple[str, ...], no_shrink: bool, shrink_seconds: float | None, report_dir: str | None,
-        jobs: int | None, witnesses: bool, witnesses_only: bool, **endpoint) -> None:
+        jobs: int | None, witnesses: bool, witnesses_only: bool, budget: float | None, **endpoint) -> None:
     """Replay each rule's witness, then generate operation sequences; send them to TARGET and to the model,
     report every divergence."""
     from conformance import report, runner
@@ -114,19 +118,23 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
         close_all(targets)
         raise OneLineError(f"target {target.name} cannot be checked against profile {profile} "
                            f"(it speaks {', '.join(sorted(target.profiles))})")
+    if budget is None:
+        budget = runner.DEFAULT_BUDGET[target.clock.kind]
+    searching = f", searching for {budget:.0f} s" if budget and not witnesses_only else ""
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True, disable=not console.is_terminal) as progress:
         task = progress.add_task("starting")
 
         def on_case(shared) -> None:
             progress.update(task, description=f"{target.name} {profile}: {shared.cases} cases, {shared.steps} steps, "
-                                              f"{len(shared.tolerated)} diverging rules")
+                                              f"{len(shared.tolerated)} diverging rules{searching}")
 
         try:
             result = runner.run(targets, profile, examples=examples, seed=seed, out_dir=out_dir,
                                 steps_per_case=steps, database_dir=Path(".sqs-conformance") / "examples",
                                 on_progress=on_case, shrink=not no_shrink, tolerate=frozenset(tolerate),
-                                shrink_seconds=shrink_seconds, witnesses=witnesses, search=not witnesses_only)
+                                shrink_seconds=shrink_seconds, witnesses=witnesses, search=not witnesses_only,
+                                budget=budget or None)
         except (TargetError, WitnessError) as error:
             raise OneLineError(str(error)) from None
         finally:
@@ -144,23 +152,25 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
 def _print_result(result, out_dir: Path, report) -> None:
     table = Table(title=f"{result.target} ({result.target_version}) against {result.profile}: "
                         f"{result.cases} cases, {result.steps} steps, {result.rounds} rounds")
-    for column in ("rule", "exercised", "conforming", "diverging", "counted redeliveries", "verdict"):
-        table.add_column(column, justify="left" if column in ("rule", "verdict") else "right")
+    table.add_column("rule", no_wrap=True, min_width=max(len(r.id) for r in rules_for(result.profile)))
+    for column in ("exercised", "decisive", "conforming", "diverging", "counted redeliveries"):
+        table.add_column(column, justify="right")
+    table.add_column("verdict")
     shown = {"diverges": "[red]DIVERGES[/red]", "not exercised": "[yellow]not exercised[/yellow]",
-             "conforms": "[green]conforms[/green]"}
+             "undecided": "[yellow]never decisive[/yellow]", "conforms": "[green]conforms[/green]"}
     for r in rules_for(result.profile):
         t = result.tallies.rules.get(r.id)
-        table.add_row(r.id, *(str(getattr(t, k, 0)) for k in ("exercised", "conforming", "diverging", "notes")),
-                      shown[result.verdict(r.id)])
+        table.add_row(r.id, *(str(getattr(t, k, 0)) for k in ("exercised", "decisive", "conforming", "diverging",
+                                                                "notes")), shown[result.verdict(r.id)])
     console.print(table)
     for finding in result.findings.values():
         console.rule(f"[red]{finding.rule}[/red]")
         console.print(report.describe_finding(finding), markup=False)
     for message in result.errors:
         console.print(f"[red]error:[/red] {message}")
-    missing = result.never_exercised()
+    missing = result.gaps()
     if missing:
-        console.print(f"[yellow]rules never exercised:[/yellow] {', '.join(missing)}")
+        console.print(f"[yellow]rules never exercised decisively (no verdict):[/yellow] {', '.join(missing)}")
     console.print(f"trace: {out_dir / 'trace.jsonl'}   minimal cases: {out_dir / 'findings' / result.run_id}")
     console.print("[green]conforms[/green]" if result.conforms else
                   f"[red]{len(result.findings)} diverging rule(s)[/red]")
@@ -395,7 +405,7 @@ def witnesses(profiles: tuple[str, ...], paces: tuple[str, ...], seed: int, chec
                 console.print(f"[red]{profile} ({pace} clock)[/red] {problem}", markup=True)
             continue
 
-        def shown(aim, witness) -> None:
+        def shown(aim, witness, profile: str = profile, pace: str = pace) -> None:
             console.print(f"{profile} ({pace} clock) {aim}: {len(witness.steps)} steps, {witness.waiting:g} s waiting",
                           markup=False)
 
@@ -403,7 +413,8 @@ def witnesses(profiles: tuple[str, ...], paces: tuple[str, ...], seed: int, chec
         console.print(f"wrote {found.save(catalogue)}: {len(catalogue.witnesses)} witnesses"
                       + (f"; no witness for {', '.join(catalogue.missing)}" if catalogue.missing else ""))
     if check_only:
-        console.print(f"{len(pairs)} witness file(s) checked: " + (f"[red]{stale} stale[/red]" if stale else "all hold"))
+        verdict = f"[red]{stale} stale[/red]" if stale else "all hold"
+        console.print(f"{len(pairs)} witness file(s) checked: {verdict}")
     sys.exit(1 if stale else 0)
 
 

@@ -8,10 +8,11 @@ does not permit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from adapters.model_target import ModelTarget
 from conformance.runner import Finding, merged, run
+from conformance.witnesses import Replayed, fewest_steps, replay_case
 
 
 @dataclass
@@ -35,5 +36,17 @@ def differences(first: str, second: str, *, examples: int = 30, seed: int | None
         searched = run(target, judge, examples=examples, seed=seed, steps_per_case=steps_per_case,
                        coverage_rounds=0, witnesses=False)
         result = merged(searched.run_id, target, judge, [shown, searched])
-        found += [Difference(behaves, judge, finding) for finding in result.findings.values()]
+        found += [Difference(behaves, judge, _trimmed(behaves, judge, f)) for f in result.findings.values()]
     return sorted(found, key=lambda d: (d.finding.rule, d.behaves))
+
+
+def _trimmed(behaves: str, judge: str, finding: Finding) -> Finding:
+    """The finding without every step the difference does not need: Hypothesis shrinks a search's case by whole
+    machine steps (a send of two messages, say), and a model replays in milliseconds."""
+    target = ModelTarget(behaves)
+
+    def still_shows(case) -> list | None:
+        shown, _ = replay_case(target, judge, case, Replayed(), "diff", None, 1, frozenset())
+        return next((steps for divergence, steps in shown if divergence.rule == finding.rule), None)
+
+    return replace(finding, steps=fewest_steps(finding.steps, still_shows))

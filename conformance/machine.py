@@ -11,7 +11,7 @@ import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from hypothesis import reject, strategies as st
 from hypothesis.control import current_build_context
@@ -24,7 +24,8 @@ from model import Divergence
 from model.profiles import PROFILES
 from model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteEntry, DeleteMessage,
-    DeleteMessageBatch, GetQueueAttributes, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage, SetQueueAttributes,
+    DeleteMessageBatch, GetQueueAttributes, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage,
+    SetQueueAttributes,
 )
 
 MAIN, DEAD_LETTER = "q", "dlq"
@@ -90,14 +91,14 @@ class Run:
     tallies: Tallies = field(default_factory=Tallies)
     cases: int = 0
     steps: int = 0
-    on_case: Callable[["Run"], None] | None = None
+    on_case: Callable[[Run], None] | None = None
     max_wait: float = REAL_MAX_WAIT
     # The clock the cases are generated for, if not the target's: witnesses for a real clock are searched on the
     # model's virtual one (see conformance/witnesses.py).
     pace: str | None = None
     # The shortest case seen so far for each diverging rule: reported if Hypothesis' replay of a failing case
     # goes otherwise (as it may under a real clock).
-    seen: dict[str, "DivergenceFound"] = field(default_factory=dict)
+    seen: dict[str, DivergenceFound] = field(default_factory=dict)
     case_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))  # shared by concurrent jobs
 
     @property
@@ -172,7 +173,9 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
 
         def pick_handle(self, data: st.DataObject) -> str:
             if not self.handles or data.draw(st.integers(0, 9), label="garbage?") == 0:
-                return data.draw(st.sampled_from(GARBAGE_HANDLES), label="handle")
+                # a message id is no receipt handle either (the suite sends the target's id for it)
+                ids = list(self.model.messages)[:1]
+                return data.draw(st.sampled_from(GARBAGE_HANDLES + tuple(ids)), label="handle")
             recent = self.handles[-6:]
             return data.draw(st.sampled_from(recent[::-1]), label="handle")
 
@@ -191,8 +194,10 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
         @initialize(visibility=st.sampled_from([profile.visibility_min, 1, 2, 5] if real else
                                                [None, profile.visibility_min, 5, 30, 3600]),
                     redrive=st.sampled_from([None, 1, 2, 3] if profile.has_redrive else [None]),
-                    delay=st.sampled_from([None, 0, 5] if profile.has_delay else [None]), dedup=st.booleans())
-        def create_queues(self, visibility, redrive, delay, dedup):
+                    delay=st.sampled_from([None, 0, 5] if profile.has_delay else [None]), dedup=st.booleans(),
+                    # a queue's own long-poll wait, in effect for every receive that names none
+                    wait=st.sampled_from([None, None, None, 1] if profile.has_long_poll else [None]))
+        def create_queues(self, visibility, redrive, delay, dedup, wait):
             base: dict[str, object] = {}
             if fifo:
                 base = {"FifoQueue": "true", "ContentBasedDeduplication": str(dedup).lower()}
@@ -201,6 +206,8 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
                 attributes["VisibilityTimeout"] = visibility
             if delay is not None:
                 attributes["DelaySeconds"] = delay
+            if wait is not None:
+                attributes["ReceiveMessageWaitTimeSeconds"] = wait
             # A target without some queue feature (an in-house queue without redrive, say) answers such a
             # creation `Unsupported`: the case is not one it can be checked on.
             if redrive is not None:
@@ -226,7 +233,7 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
                 self.do(SendMessage(MAIN, body, group_id=group, dedup_id=dedup,
                                     delay_seconds=5 if fault == "delay" else None))
             elif profile.has_delay:
-                delay = data.draw(st.sampled_from([None, None, 0, 1, 10, 901, -1]), label="delay")
+                delay = data.draw(st.sampled_from([None, None, 0, 1, 10, 901, -1, 900]), label="delay")
                 self.do(SendMessage(MAIN, body, delay_seconds=delay))
             else:
                 self.do(SendMessage(MAIN, body))
@@ -237,9 +244,9 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             self.do(SendMessage(MAIN, f"m{self.sent}", group_id=group, dedup_id=f"u{self.sent}" if fifo else None))
 
         @precondition(lambda self: fifo)
-        @rule()
-        def send_in_order(self):  # FIFO: a producer's ordered pair in one group, what group locks and prefixes act on
-            for _ in range(2):
+        @rule(data=st.data())
+        def send_in_order(self, data):  # FIFO: a producer's ordered run in one group, what locks and prefixes act on
+            for _ in range(data.draw(st.sampled_from([2, 3]), label="in order")):
                 self.send_plain("g1")
 
         @precondition(lambda self: profile.validates_receive_params)
@@ -254,11 +261,11 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             queue = data.draw(st.sampled_from(self.queues + [MAIN, MAIN]), label="queue")
             kw = {}
             if profile.validates_receive_params:
-                kw["max_messages"] = data.draw(st.sampled_from([10] * 6 + [None, 1, 2, 0, 11]), label="max")
+                kw["max_messages"] = data.draw(st.sampled_from([10] * 6 + [None, 1, 2, 0, 11, -1]), label="max")
             if "RCV-OVERRIDE" in rule_ids:
                 kw["visibility_timeout"] = data.draw(st.sampled_from((None,) * 12 + timeouts), label="override")
             if profile.has_long_poll:
-                waits = [1] * 6 + ([2, 3, 0, None, 21] if polls_take_time else [5, 20, 0, None, 21])
+                waits = [1] * 6 + ([2, 3, 0, None, 21, -1] if polls_take_time else [5, 20, 0, None, 21, -1])
                 kw["wait_time_seconds"] = data.draw(st.sampled_from(waits), label="wait")
             if fifo:
                 kw["attempt_id"] = data.draw(st.sampled_from([None, None, "a1", "a2"]), label="attempt id")
@@ -367,7 +374,7 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             self.do(DeleteMessageBatch(MAIN, tuple(DeleteEntry(i, h) for i, h in self.batch(data))))
 
         def batch(self, data) -> list[tuple[str, str]]:
-            size = data.draw(st.sampled_from([1, 2, 2, 3, 0, 11]), label="entries")
+            size = data.draw(st.sampled_from([1, 2, 2, 3, 0, 11, 10]), label="entries")  # both edges of 1..10
             ids = [f"e{i}" for i in range(size)]
             fault = data.draw(st.sampled_from([None] * 4 + ["bad id", "same id"]), label="id fault")
             if ids and fault == "bad id":

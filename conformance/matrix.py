@@ -19,7 +19,7 @@ from model.rules import rules_for
 
 START, END = "<!-- emulator-matrix:start -->", "<!-- emulator-matrix:end -->"
 REAL_CLOCK_JOBS = 4
-SYMBOL = {"conforms": "✓", "diverges": "**✗**", "not exercised": "·"}
+SYMBOL = {"conforms": "✓", "diverges": "**✗**", "undecided": "○", "not exercised": "·"}
 
 
 @dataclass
@@ -32,7 +32,7 @@ class Cell:
     clock: str = ""  # "libfaketime" or "real"
     seconds: float = 0.0
     cases: int = 0
-    verdicts: dict[str, str] = field(default_factory=dict)  # rule id -> conforms | diverges | not exercised
+    verdicts: dict[str, str] = field(default_factory=dict)  # rule id -> conforms | diverges | undecided | not exercised
     findings: str = ""  # the folder of its minimal cases
     error: str = ""
 
@@ -91,6 +91,7 @@ def markdown(cells: list[Cell], command: str, on: date) -> str:
     """The matrix as README text: per profile, a table of rules (rows) by emulator (columns)."""
     lines = [f"Checked on {on.isoformat()} with `{command}`. "
              f"{SYMBOL['conforms']} conforms, {SYMBOL['diverges']} diverges (a minimal case was found), "
+             f"{SYMBOL['undecided']} exercised only where any answer was permitted (no verdict), "
              f"{SYMBOL['not exercised']} not exercised.", ""]
     for profile in dict.fromkeys(c.profile for c in cells):
         row = [c for c in cells if c.profile == profile]

@@ -176,7 +176,8 @@ def _attributes(attributes: dict[str, Any]) -> str:
     parts = []
     for key, value in attributes.items():
         if key == "RedrivePolicy" and isinstance(value, dict):
-            parts.append(f'"RedrivePolicy": json.dumps({{"deadLetterTargetArn": arns[{value["deadLetterTargetQueue"]!r}], '
+            dead_letter = value["deadLetterTargetQueue"]
+            parts.append(f'"RedrivePolicy": json.dumps({{"deadLetterTargetArn": arns[{dead_letter!r}], '
                          f'"maxReceiveCount": {value["maxReceiveCount"]!r}}})')
         else:
             parts.append(f"{key!r}: {str(value) if not isinstance(value, str) else value!r}")
@@ -238,7 +239,7 @@ def summary_json(result) -> str:
         "findings": {rid: {"expected": f.divergence.expected, "observed": f.divergence.observed,
                            "steps": len(f.steps), "tolerated": f.tolerated} for rid, f in result.findings.items()},
         "rules": {rid: vars(t) for rid, t in sorted(result.tallies.rules.items())},
-        "never_exercised": result.never_exercised(),
+        "never_decisive": result.gaps(),
     }, indent=2)
 
 

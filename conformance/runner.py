@@ -13,11 +13,12 @@ import ast
 import itertools
 import sys
 import threading
+import time
 import uuid
 from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
@@ -30,6 +31,7 @@ from conformance.machine import DivergenceFound, Run, build_machine
 from conformance.session import Step, Tallies
 from conformance.trace import TraceWriter
 from model import Divergence
+from model.profiles import PROFILES
 from model.rules import rules_for
 
 MIN_CASES_PER_JOB = 10
@@ -42,6 +44,16 @@ NOT_GENERATED = {
     "INFLIGHT-QUOTA": "needs about 120,000 messages in flight",
     "RCV-INTEGRITY": "judged on every returned message; it has no outcome of its own to aim at",
 }
+
+
+def unreachable(profile: str) -> dict[str, str]:
+    """The rules no step can decide under a profile, and why: those not generated, and RCV-REAPPEAR where every
+    receive is a short poll (a short poll may leave out any visible message, so none shows one never returned)."""
+    reasons = dict(NOT_GENERATED)
+    if not PROFILES[profile].has_long_poll:
+        reasons["RCV-REAPPEAR"] = ("every receive of this profile is a short poll, which may leave out any visible "
+                                   "message: none can show a message that never comes back")
+    return reasons
 
 
 @dataclass
@@ -70,28 +82,40 @@ class RunResult:
         return not self.findings and not self.errors
 
     def verdict(self, rule_id: str) -> str:
-        """What the run says of one rule: "diverges", "conforms" or "not exercised"."""
+        """What the run says of one rule: "diverges"; "conforms" where some step could have caught it broken;
+        "undecided" where it was exercised only where any answer was permitted (a gap, never a pass); or "not
+        exercised"."""
         if rule_id in self.findings:
             return "diverges"
-        return "conforms" if rule_id in self.tallies.rules else "not exercised"
+        if rule_id in self.tallies.decided():
+            return "conforms"
+        return "undecided" if rule_id in self.tallies.rules else "not exercised"
 
-    def never_exercised(self) -> list[str]:
-        return [r.id for r in rules_for(self.profile)
-                if r.id not in self.tallies.rules and r.id not in NOT_GENERATED]
+    def gaps(self) -> list[str]:
+        """Reachable rules no step exercised decisively: the run says nothing of them."""
+        decided = self.tallies.decided() | set(self.findings)
+        return [r.id for r in rules_for(self.profile) if r.id not in decided and r.id not in unreachable(self.profile)]
+
+
+# The time `run` searches for by default, per kind of clock: on a virtual clock a case costs milliseconds, so
+# the search goes on well past coverage; on a real one every wait is slept.
+DEFAULT_BUDGET = {"virtual": 40.0, "shifted": 180.0, "real": 180.0}
 
 
 def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100, seed: int | None = None,
         out_dir: Path | None = None, max_rounds: int = 12, steps_per_case: int = 30,
         database_dir: Path | None = None, on_progress=None, coverage_rounds: int = 4, shrink: bool = True,
         tolerate: frozenset[str] = frozenset(), shrink_seconds: float | None = None, witnesses: bool = True,
-        search: bool = True) -> RunResult:
+        search: bool = True, budget: float | None = None) -> RunResult:
     """First, unless not `witnesses`, each rule's witness (conformance/witnesses.py) once, all at once: every
     reachable rule is checked in about the time of the longest witness. Then, if `search`, Hypothesis: rounds
     until no new rule diverges; then, while a reachable rule is still unexercised, up to `coverage_rounds`
     more with fresh seeds (derived from `seed`, so a seeded run stays reproducible). Without `shrink`, each
     divergence is reported as first found (cheaper, longer cases). Rules in `tolerate` are known divergences:
     counted in the tallies, never reported or shrunk. `shrink_seconds` caps the time spent shrinking a round's
-    failures (default: Hypothesis' own under a virtual clock, REAL_CLOCK_SHRINK_SECONDS else).
+    failures (default: Hypothesis' own under a virtual clock, REAL_CLOCK_SHRINK_SECONDS else). With a
+    `budget` (seconds from the start of the run), the search goes on with fresh rounds until it is spent, past
+    coverage, for divergences no round so far has shown; a round under way is finished, never cut.
 
     Several targets (independent connections to one service) run as concurrent jobs in threads, each with its
     own queues and seeds and its share of each round's `examples`, so that the waits of a real clock overlap.
@@ -113,11 +137,12 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     share = max(-(-examples // len(jobs)), min(examples, MIN_CASES_PER_JOB))
 
     exercised: set[str] = set()  # by the witnesses: coverage rounds need not chase these
+    deadline = None if budget is None else time.monotonic() + budget
 
     def one_job(index: int) -> RunResult:
         job_seed = None if seed is None else seed + 1000 * index
         return _rounds(jobs[index], share, job_seed, steps_per_case, database, max_rounds, coverage_rounds,
-                       shrink, exercised)
+                       shrink, exercised, deadline)
 
     if shrink_seconds is None and any(t.clock.kind != "virtual" for t in targets):
         shrink_seconds = REAL_CLOCK_SHRINK_SECONDS
@@ -127,7 +152,7 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
             if witnesses:
                 results.append(_witnesses(targets, profile, run_id, trace, case_ids, frozenset(tolerated)))
                 tolerated |= set(results[-1].findings)
-                exercised |= set(results[-1].tallies.rules)
+                exercised |= results[-1].tallies.decided()
             if search and len(jobs) == 1:
                 results.append(one_job(0))
             elif search:
@@ -208,17 +233,26 @@ class _Totals:
 
 
 def _rounds(shared: Run, examples: int, seed: int | None, steps_per_case: int, database, max_rounds: int,
-            coverage_rounds: int, shrink: bool, exercised_elsewhere: set[str]) -> RunResult:
+            coverage_rounds: int, shrink: bool, exercised_elsewhere: set[str],
+            deadline: float | None = None) -> RunResult:
+    """Rounds until no new rule diverges and the reachable rules are decided (or `coverage_rounds` more were
+    spent on them); with a `deadline`, rounds until it passes instead, whatever they find."""
     result = RunResult(shared.run_id, shared.target.name, shared.target.version(), shared.profile,
                        tallies=shared.tallies)
     extra = 0
-    for round_index in range(max_rounds + coverage_rounds):
+    for round_index in itertools.count():
+        if deadline is not None and time.monotonic() >= deadline:
+            break
         result.rounds += 1
         round_seed = None if seed is None else seed + round_index
         new = _one_round(shared, examples, round_seed, steps_per_case, database, result, shrink)
+        if deadline is not None:
+            continue
+        if round_index + 1 >= max_rounds + coverage_rounds:
+            break
         if new:
             continue
-        if not set(result.never_exercised()) - exercised_elsewhere or extra >= coverage_rounds:
+        if not set(result.gaps()) - exercised_elsewhere or extra >= coverage_rounds:
             break
         extra += 1
     result.cases, result.steps = shared.cases, shared.steps

@@ -41,13 +41,15 @@ class Step:
 @dataclass
 class RuleTally:
     exercised: int = 0
+    decisive: int = 0  # steps that could have caught the rule broken (`Verdict.decisive`), diverging included
     conforming: int = 0
     diverging: int = 0
     notes: int = 0
 
 
 class Tallies:
-    """Per rule: steps that exercised it, conformed, diverged, or gave a permitted-but-counted note."""
+    """Per rule: steps that exercised it, decisively or not, conformed, diverged, or gave a permitted-but-counted
+    note. A rule conforms only where some step exercised it decisively: elsewhere it could not have failed."""
 
     def __init__(self) -> None:
         self.rules: dict[str, RuleTally] = {}
@@ -55,9 +57,11 @@ class Tallies:
     def add(self, verdict: Verdict) -> None:
         diverged = {r for d in verdict.divergences for r in d.rules[:1]}
         noted = {r for n in verdict.outcome.notes for r in n.rules[:1]}
+        decisive = set(verdict.decisive) | diverged
         for rule_id in set(verdict.outcome.rules) | diverged | noted:
             tally = self.rules.setdefault(rule_id, RuleTally())
             tally.exercised += 1
+            tally.decisive += rule_id in decisive
             if rule_id in diverged:
                 tally.diverging += 1
             elif rule_id in noted:
@@ -65,13 +69,15 @@ class Tallies:
             else:
                 tally.conforming += 1
 
-    def merge(self, other: "Tallies") -> None:
+    def decided(self) -> set[str]:
+        """The rules some step exercised decisively."""
+        return {rule_id for rule_id, t in self.rules.items() if t.decisive}
+
+    def merge(self, other: Tallies) -> None:
         for rule_id, t in other.rules.items():
             mine = self.rules.setdefault(rule_id, RuleTally())
-            mine.exercised += t.exercised
-            mine.conforming += t.conforming
-            mine.diverging += t.diverging
-            mine.notes += t.notes
+            for name in ("exercised", "decisive", "conforming", "diverging", "notes"):
+                setattr(mine, name, getattr(mine, name) + getattr(t, name))
 
 
 class Session:
@@ -155,6 +161,7 @@ class Session:
             "complete_wall": wall_complete,
             "verdict": _verdict_name(step),
             "rules": list(verdict.outcome.rules),
+            "decisive": list(verdict.decisive),
             "divergences": [_divergence(d) for d in verdict.divergences],
             "notes": [_divergence(n) for n in verdict.outcome.notes],
             "views": step.views,

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
+from collections.abc import Iterator
 
 from model.codec import decode, encode  # noqa: F401 (traces are read and written with them)
 
-SCHEMA_VERSION = 2  # 2 added `views`, `returned` and `reappeared`
+SCHEMA_VERSION = 3  # 2 added `views`, `returned` and `reappeared`; 3 added `decisive`
 
 
 class TraceError(ValueError):

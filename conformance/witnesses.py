@@ -13,27 +13,33 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple, Sequence
+from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from adapters.base import Target, Unsupported
+from adapters.base import Target, Unsupported, VirtualClock
+from adapters.endpoint import DEFAULT_TOLERANCE
 from adapters.model_target import ModelTarget
-from conformance.machine import REAL_MAX_WAIT, Run, build_machine, redeliveries_too_many
+from conformance.machine import GARBAGE_HANDLES, REAL_MAX_WAIT, Run, build_machine, redeliveries_too_many
 from conformance.session import Session, Step, Tallies
 from conformance.trace import TraceWriter, decode, encode
 from conformance.translate import map_handles
-from model.outcomes import Divergence
+from model.outcomes import Divergence, answer_kind
 from model.attributes import dead_letter_queue
 from model.profiles import PROFILES
 from model.rules import rules_for
+from model.state import Gone, Hidden
+from model.validation import batch_errors
 from model.values import (
-    CreateQueue, Error, ErrorSpec, GetQueueAttributes, Operation, PeekMessage, ReceiveMessage, ReceiveOk,
+    ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage,
+    DeleteMessageBatch, GetQueueAttributes, Operation, PeekMessage, ReceiveMessage, Response,
 )
 
 WITNESS_DIR = Path(__file__).parent / "witnesses"
@@ -65,20 +71,12 @@ class Aim(NamedTuple):
 
 
 def aims_of(step: Step) -> set[Aim]:
-    """The aims a step of the model reaches: none where the model would have permitted an answer of another kind
-    (a change at a deadline a propagating queue timeout leaves open), for such a step shows nothing of its
-    rules; a witness must reach its aim where the answer is decided."""
-    answer = _answer(step.response)
-    if any(_answer(other) != answer for other in step.verdict.others):
-        return set()
-    return {Aim(rule_id, type(step.op).__name__, answer) for rule_id in step.verdict.outcome.rules}
-
-
-def _answer(response: object) -> str:
-    """An error's code, or the response's kind ("ReceiveOk-empty" for a receive that returned nothing)."""
-    if isinstance(response, (Error, ErrorSpec)):
-        return response.code
-    return type(response).__name__ + ("-empty" if isinstance(response, ReceiveOk) and not response.messages else "")
+    """The aims a step of the model reaches: its decisive rules (`Verdict.decisive`), for a step where the model
+    would have permitted an answer of another kind, or that a queue breaking the rule could have passed, shows
+    nothing of them; a witness must reach its aim where the answer is decided."""
+    situation = step.verdict.outcome.situation
+    answer = answer_kind(step.response) + (f" ({situation})" if situation else "")
+    return {Aim(rule_id, type(step.op).__name__, answer) for rule_id in step.verdict.decisive}
 
 
 @dataclass
@@ -107,6 +105,46 @@ class Catalogue:
 
 # --- searching ----------------------------------------------------------------------------------------------------
 
+# How targets of each pace are judged: a real or moved clock's requests take time, and the checker gives every
+# deadline the endpoints' tolerance band. Witnesses are searched, trimmed and checked on a model judged the same
+# way, so an aim they reach stays decisive there (one a millisecond past an edge would not).
+JUDGED_TOLERANCE = max(DEFAULT_TOLERANCE.values())
+JUDGED_LATENCY = 0.02  # seconds a request takes on the model judged as a real target: its window
+PROBE_WAIT = 2  # seconds of the long poll that probes a deadline on a real or moved clock
+PROBE_PAST_TOLERANCE = 0.1  # how far past deadline + tolerance that poll ends
+
+
+class _JudgedClock(VirtualClock):
+    """Virtual time the checker reads as a real clock's: windows and a tolerance band, nothing slept."""
+
+    kind = "windowed"
+
+
+class JudgedModel(ModelTarget):
+    """The model as a target of a real or moved clock: each request takes JUDGED_LATENCY, taking effect halfway."""
+
+    tolerance = JUDGED_TOLERANCE
+
+    def __init__(self, profile: str) -> None:
+        super().__init__(profile)
+        self.clock = _JudgedClock()
+
+    def execute(self, op: Operation) -> Response:
+        self.clock.advance(JUDGED_LATENCY / 2)
+        response = super().execute(op)
+        self.clock.advance(JUDGED_LATENCY / 2)
+        return response
+
+    def reset(self) -> None:
+        super().reset()
+        self.clock = _JudgedClock()
+
+
+def judged_model(profile: str, pace: str) -> ModelTarget:
+    """The model as the target a witness of this pace is searched and checked on."""
+    return ModelTarget(profile) if pace == "virtual" else JudgedModel(profile)
+
+
 class _Reached(Exception):
     def __init__(self, steps: list[Step]) -> None:
         super().__init__(f"reached in {len(steps)} steps")
@@ -115,7 +153,7 @@ class _Reached(Exception):
 
 def _machine(profile: str, pace: str, on_step: Callable[[Step, list[Step]], None]):
     """The run's own machine on the model, paced for a `pace` clock, calling `on_step` after each step."""
-    shared = Run(ModelTarget(profile), profile, run_id="witness", pace=pace)
+    shared = Run(judged_model(profile, pace), profile, run_id="witness", pace=pace)
 
     class Searching(build_machine(shared)):  # type: ignore[misc, valid-type]
         def do(self, op):
@@ -165,23 +203,27 @@ def search(profile: str, aim: Aim | str, pace: str, *, seed: int = 1, examples: 
     try:
         run_state_machine_as_test(machine, settings=_settings(examples, SEARCH_STEPS, shrink=True))
     except _Reached as found:
-        return _witness_from_steps(profile, sorted(a for a in aims_of(found.steps[-1]) if wanted(a))[0], found.steps)
+        return _witness_from_steps(profile, pace, sorted(a for a in aims_of(found.steps[-1]) if wanted(a))[0],
+                                   found.steps)
     return None
 
 
-def witness_from_case(profile: str, aim: Aim, case: Case) -> Witness | None:
+def witness_from_case(profile: str, pace: str, aim: Aim, case: Case) -> Witness | None:
     """A case that reached the aim, as a witness with every step it can do without left out."""
-    steps = _reaching(profile, aim, case)
-    return None if steps is None else _witness_from_steps(profile, aim, steps)
+    steps = _reaching(profile, pace, aim, case)
+    return None if steps is None else _witness_from_steps(profile, pace, aim, steps)
 
 
-def _witness_from_steps(profile: str, aim: Aim, steps: list[Step]) -> Witness:
-    return Witness(aim, _case(fewest_steps(steps, lambda case: _reaching(profile, aim, case))))
+def _witness_from_steps(profile: str, pace: str, aim: Aim, steps: list[Step]) -> Witness:
+    return Witness(aim, _case(fewest_steps(steps, lambda case: _reaching(profile, pace, aim, case))))
 
 
-def _reaching(profile: str, aim: Aim, case: Case) -> list[Step] | None:
-    """The case replayed on the model up to the first step that reaches the aim, or None if none does."""
-    steps = _replayed(profile, case)[0].steps
+def _reaching(profile: str, pace: str, aim: Aim, case: Case) -> list[Step] | None:
+    """The case replayed on the model up to the first step that reaches the aim, or None if none does (or if it
+    waits longer than a real clock sleeps: leaving a step out adds its wait and its time to the next one's)."""
+    if pace == "real" and any(advance > REAL_MAX_WAIT for advance, _ in case):
+        return None
+    steps = _replayed(profile, pace, case)[0].steps
     return next((steps[:i + 1] for i, step in enumerate(steps) if aim in aims_of(step)), None)
 
 
@@ -230,18 +272,27 @@ def _dead_letter_queue_of(op: Operation) -> str | None:
     return dead_letter_queue(op.attributes.get("RedrivePolicy")) if isinstance(op, CreateQueue) else None
 
 
-def _without(steps: list[Step], index: int, instead: Operation | None = None) -> Case:
-    """The case without the step at `index`, or with `instead` in its place."""
+def _without(steps: list[Step], index: int | None, instead: Operation | None = None) -> Case:
+    """The case without the step at `index`, or with `instead` in its place. A handle no step kept issued (its
+    receive left out, or a model id that was garbage to the model all along) is sent as a plain garbage handle:
+    a target must only ever be sent handles it issued itself, or ones that are garbage to every queue."""
     case: Case = []
     done = 0.0  # when the previous step kept was answered
     renamed = _renumbered(steps, index if instead is None else None)
+    issued: set[str] = set()
     for position, step in enumerate(steps):
         if position == index and instead is None:
             continue
-        op = instead if position == index else step.op
-        case.append((round(max(0.0, step.invoke - done), 6), map_handles(op, lambda h: renamed.get(h, h))))
+        op = map_handles(instead if position == index else step.op, lambda h: renamed.get(h, h))
+        op = map_handles(op, lambda h, issued=frozenset(issued): h if h in issued or not _MODEL_ID.fullmatch(h)
+                         else GARBAGE_HANDLES[0])
+        case.append((round(max(0.0, step.invoke - done), 6), op))
+        issued |= {renamed.get(m, m) for m in step.verdict.outcome.minted}
         done = step.complete
     return case
+
+
+_MODEL_ID = re.compile(r"(left-out-)?[a-z]+-\d+")  # how the model names what it mints ("rh-3", "msg-1")
 
 
 def _renumbered(steps: list[Step], index: int | None) -> dict[str, str]:
@@ -270,7 +321,7 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
                      on_aim: Callable[[Aim, Witness], None] | None = None) -> Catalogue:
     """Explore, then search a witness for each aim no witness so far reaches, the aims of the shortest cases
     first (their witnesses reach many others on the way); then one for each rule still without."""
-    from conformance.runner import NOT_GENERATED
+    from conformance.runner import unreachable
 
     reached = explore(profile, pace, seed=seed)
     catalogue = Catalogue(profile, pace, [])
@@ -288,7 +339,7 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
             continue
         # Where the search misses (a rare aim: a FIFO group's visible prefix), the random case that reached it,
         # with every step it can do without left out, is the witness.
-        witness = search(profile, aim, pace, seed=seed) or witness_from_case(profile, aim, reached[aim])
+        witness = search(profile, aim, pace, seed=seed) or witness_from_case(profile, pace, aim, reached[aim])
         if witness is not None:
             keep(witness)
     # A rule random cases never reached gets a search of its own, aimed at the rule rather than one branch.
@@ -296,21 +347,22 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
         if r.id in {aim.rule for aim in covered}:
             continue
         witness = None
-        for attempt in range(0 if r.id in NOT_GENERATED else RULE_SEEDS):  # rare rules: a few seeds
+        for attempt in range(0 if r.id in unreachable(profile) else RULE_SEEDS):  # rare rules: a few seeds
             witness = search(profile, r.id, pace, seed=seed + attempt, examples=RULE_EXAMPLES)
             if witness is not None:
                 break
         if witness is None:
-            catalogue.missing[r.id] = NOT_GENERATED.get(
+            catalogue.missing[r.id] = unreachable(profile).get(
                 r.id, f"no case of {RULE_SEEDS} x {RULE_EXAMPLES} reached it on a {pace} clock")
         else:
             keep(witness)
     return catalogue
 
 
-def _replayed(profile: str, steps: Case) -> tuple[Session, set[Aim]]:
-    """A witness replayed on the model: the session it leaves, and the aims it reached."""
-    session = Session(ModelTarget(profile), profile, run_id="witness", case=1, trace=None)
+def _replayed(profile: str, pace: str, steps: Case) -> tuple[Session, set[Aim]]:
+    """A witness replayed on the model, judged as a target of that pace is: the session it leaves, and the aims
+    it reached."""
+    session = Session(judged_model(profile, pace), profile, run_id="witness", case=1, trace=None)
     reached: set[Aim] = set()
     for advance, op in steps:
         if advance:
@@ -324,13 +376,13 @@ def _covered(profile: str, pace: str, witness: Witness) -> set[Aim]:
     serve to kill in-house bugs, only those of its last step, which the probes look at; on a real or moved
     clock, where the catalogue must be short, every aim it reaches on the way."""
     if pace != "virtual":
-        return _aims_reached(profile, witness)
-    session, _ = _replayed(profile, witness.steps)
+        return _aims_reached(profile, pace, witness)
+    session, _ = _replayed(profile, pace, witness.steps)
     return aims_of(session.steps[-1])
 
 
-def _aims_reached(profile: str, witness: Witness) -> set[Aim]:
-    return _replayed(profile, witness.steps)[1]
+def _aims_reached(profile: str, pace: str, witness: Witness) -> set[Aim]:
+    return _replayed(profile, pace, witness.steps)[1]
 
 
 def with_probes(profile: str, pace: str, witness: Witness) -> Witness:
@@ -343,21 +395,36 @@ def with_probes(profile: str, pace: str, witness: Witness) -> Witness:
     p = PROFILES[profile]
     plain = {"max_messages": 10} if p.validates_receive_params else {}
     poll = plain | ({"wait_time_seconds": 1} if p.has_long_poll else {})
-    session, _ = _replayed(profile, witness.steps)
+    session, _ = _replayed(profile, pace, witness.steps)
     queues = list(session.model.queues)
     peek: Case = [(0.0, PeekMessage(queues[-1], 10))] if p.has_peek else []
     steps = witness.steps + [(0.0, GetQueueAttributes(queues[-1]))] + peek + [(0.0, ReceiveMessage(q, **poll))
                                                                              for q in queues]
-    session, _ = _replayed(profile, steps)
-    model, now = session.model, session.now
-    # Beyond the tolerance of a real or moved clock, and never a wait a real clock would not sleep.
+    # Beyond the tolerance of a real or moved clock, and never a wait a real clock would not sleep. There the poll
+    # at the deadline starts early enough to see a message come back early and ends just past the tolerance after
+    # it, so that a message coming back late is seen too (a poll's wait is whole seconds: its start is placed).
     margin = 0.001 if pace == "virtual" else 1.0
-    upcoming = sorted((t, q) for q in model.queues
-                      for t in [r.deadline for r in model.receipts(q, now)] + [t for _, t in model.delayed(q, now)]
-                      if t - now > margin and (pace == "virtual" or t + margin - now <= REAL_MAX_WAIT))
-    if upcoming:
+    at_deadline = poll
+    if pace != "virtual" and p.has_long_poll:
+        at_deadline = poll | {"wait_time_seconds": PROBE_WAIT}
+        margin = PROBE_WAIT - JUDGED_TOLERANCE - PROBE_PAST_TOLERANCE
+    # Twice: a standard queue may return a message early once (RCV-AT-LEAST-ONCE), so only a second early return
+    # shows a queue that returns every message early; the second probe waits on the deadline the first set.
+    for _ in range(2):
+        session, _ = _replayed(profile, pace, steps)
+        model, now = session.model, session.now
+        # The deadlines of receipts still in flight and of releases to come; and those of receipts the witness
+        # ended (a purged, deleted or moved message must not come back there either).
+        ended = [(s.visible_at, s.queue) for m in model.messages.values() for s in m.states
+                 if s.gone is not Gone.NO and s.hidden is Hidden.RECEIPT]
+        upcoming = sorted((t, q) for t, q in ended + [
+            (t, q) for q in model.queues
+            for t in [r.deadline for r in model.receipts(q, now)] + [t for _, t in model.delayed(q, now)]]
+            if t - now > margin and (pace == "virtual" or t + margin - now <= REAL_MAX_WAIT))
+        if not upcoming:
+            break
         deadline, queue = upcoming[0]
-        steps.append((round(deadline - margin - now, 6), ReceiveMessage(queue, **poll)))
+        steps.append((round(deadline - margin - now, 6), ReceiveMessage(queue, **at_deadline)))
         if not p.has_long_poll:
             steps.append((round(2 * margin, 6), ReceiveMessage(queue, **plain)))
     return Witness(witness.aim, steps)
@@ -432,7 +499,7 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
                 witness = pending.get_nowait()
             except queue.Empty:
                 return mine
-            _replay_one(target, catalogue.profile, witness, mine, run_id, trace, case_ids, known)
+            _replay_one(target, catalogue.profile, catalogue.pace, witness, mine, run_id, trace, case_ids, known)
 
     with ThreadPoolExecutor(len(targets), thread_name_prefix="witness") as pool:
         results = list(pool.map(work, targets))
@@ -446,28 +513,90 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
     return total
 
 
-def _replay_one(target: Target, profile: str, witness: Witness, into: Replayed, run_id: str,
+def _replay_one(target: Target, profile: str, pace: str, witness: Witness, into: Replayed, run_id: str,
                 trace: TraceWriter | None, case_ids, known: frozenset[str]) -> None:
     """The witness on the target; each divergence it shows is kept, in as few steps as show it. On a virtual
     clock a replay costs no waiting, so the case is replayed without each step in turn (`fewest_steps`): the
-    probes that saw nothing, and any step the target did not need to go wrong, are left out."""
-    def replay_case(case: Case) -> list[tuple[Divergence, list[Step]]]:
-        return _replay_case(target, profile, case, into, run_id, trace, next(case_ids), known)
+    probes that saw nothing, and any step the target did not need to go wrong, are left out. Where another
+    rule's divergence cut the witness short, or answered in its aim's place, so that its rule was never decided,
+    the aim is tried again other ways (`_other_ways`), each on fresh queues."""
+    def play(case: Case) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
+        return replay_case(target, profile, case, into, run_id, trace, next(case_ids), known)
 
-    for divergence, steps in replay_case(witness.steps):
-        if target.clock.kind == "virtual":
-            def still_shows(case: Case, rule_id: str = divergence.rule) -> list[Step] | None:
-                return next((shown for again, shown in replay_case(case) if again.rule == rule_id), None)
+    def keep(shown: list[tuple[Divergence, list[Step]]]) -> None:
+        for divergence, steps in shown:
+            if target.clock.kind == "virtual":
+                def still_shows(case: Case, rule_id: str = divergence.rule) -> list[Step] | None:
+                    return next((again for d, again in play(case)[0] if d.rule == rule_id), None)
 
-            steps = fewest_steps(steps, still_shows)
-        into.keep(divergence.rule, divergence, steps)
+                steps = fewest_steps(steps, still_shows)
+            into.keep(divergence.rule, divergence, steps)
+
+    shown, steps = play(witness.steps)
+    keep(shown)
+    if _decides(witness.rule, steps):
+        return
+    for case in _other_ways(profile, pace, witness, [s.index for s in steps if s.verdict.divergences]):
+        shown, steps = play(case)
+        keep(shown)
+        if _decides(witness.rule, steps):
+            return
 
 
-def _replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id: str,
+def _decides(rule_id: str, steps: list[Step]) -> bool:
+    """Whether some step of a replay decided the rule: exercised it decisively, or diverged on it (a divergence
+    decides the rule it names first; the candidates after it stay open)."""
+    return any(rule_id in s.verdict.decisive or any(d.rule == rule_id for d in s.verdict.divergences)
+               for s in steps)
+
+
+def _other_ways(profile: str, pace: str, witness: Witness, diverged: list[int]) -> Iterator[Case]:
+    """Other cases that reach the witness's rule on the model: without the first step that diverged on the target
+    (or the queue attribute it diverged on), then with every batch sent as single calls, the simplest operation
+    first. A masked rule (a batch rejected for another reason hides an expired handle) shows through one."""
+    model_steps = _replayed(profile, pace, witness.steps)[0].steps
+    tried: list[Case] = [witness.steps]
+    first = next((i for i in diverged if i < len(model_steps)), None)
+    candidates: list[Case] = []
+    if first is not None:
+        op = model_steps[first].op
+        if isinstance(op, CreateQueue):
+            candidates += [_without(model_steps, first, instead=CreateQueue(op.queue, {
+                k: v for k, v in op.attributes.items() if k != name})) for name in op.attributes if name != "FifoQueue"]
+        else:
+            candidates.append(_without(model_steps, first))
+    candidates.append(_unbatched(profile, witness.steps))
+    for case in candidates:
+        if case in tried:
+            continue
+        tried.append(case)
+        if any(aim.rule == witness.rule for aim in _replayed(profile, pace, case)[1]):
+            yield case
+
+
+def _unbatched(profile: str, case: Case) -> Case:
+    """The case with each well-formed batch sent as its single calls, one entry after another."""
+    result: Case = []
+    for advance, op in case:
+        singles: list[Operation] = []
+        if isinstance(op, (ChangeMessageVisibilityBatch, DeleteMessageBatch)) and _well_formed(profile, op.entries):
+            singles = [ChangeMessageVisibility(op.queue, e.receipt_handle, e.visibility_timeout)
+                       if isinstance(e, ChangeEntry) else DeleteMessage(op.queue, e.receipt_handle)
+                       for e in op.entries]
+        result += [(advance if i == 0 else 0.0, single) for i, single in enumerate(singles)] or [(advance, op)]
+    return result
+
+
+def _well_formed(profile: str, entries: tuple) -> bool:
+    """A batch no request-level check refuses: only then are its entries what it does."""
+    return not batch_errors([e.id for e in entries], PROFILES[profile].batch_max_entries)
+
+
+def replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id: str,
                  trace: TraceWriter | None, case_id: int, known: frozenset[str]
-                 ) -> list[tuple[Divergence, list[Step]]]:
-    """The divergences (of rules not `known`) a case shows on the target, each with the steps up to it. The case
-    stops where the target's answer leaves the model unable to follow it."""
+                 ) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
+    """The divergences (of rules not `known`) a case shows on the target, each with the steps up to it, and every
+    step it took. The case stops where the target's answer leaves the model unable to follow it."""
     target.reset()
     into.cases += 1
     session = Session(target, profile, run_id=run_id, case=case_id, trace=trace, tallies=into.tallies)
@@ -488,7 +617,7 @@ def _replay_case(target: Target, profile: str, case: Case, into: Replayed, run_i
                 shown.append((divergence, list(session.steps)))
         if not step.verdict.consistent:
             break
-    return shown
+    return shown, session.steps
 
 
 def stale(catalogue: Catalogue) -> list[str]:
@@ -497,7 +626,7 @@ def stale(catalogue: Catalogue) -> list[str]:
     problems = []
     for witness in catalogue.witnesses:
         try:
-            reached = _aims_reached(catalogue.profile, witness)
+            reached = _aims_reached(catalogue.profile, catalogue.pace, witness)
         except Unsupported as error:  # the model refuses an operation of it: outside the profile now
             problems.append(f"{witness.aim}: the model refuses a step of its witness ({error})")
             continue

@@ -35,8 +35,9 @@ _DIVERGENCE = StructType([
     StructField("message_ids", ArrayType(StringType())),
 ])
 
-# The trace schema of the README, schema versions 1 and 2 (version 1 lacks the last three fields). Objects whose
-# fields vary with their type are kept as the few fields the tables need; `views` is kept as its JSON text.
+# The trace schema of the README, schema versions 1 to 3 (1 lacks the last three fields, 1 and 2 `decisive`).
+# Objects whose fields vary with their type are kept as the few fields the tables need; `views` is kept as its
+# JSON text.
 TRACE_SCHEMA = StructType([
     StructField("schema", IntegerType()),
     StructField("run_id", StringType()),
@@ -56,6 +57,7 @@ TRACE_SCHEMA = StructType([
     StructField("complete_wall", DoubleType()),
     StructField("verdict", StringType()),
     StructField("rules", ArrayType(StringType())),
+    StructField("decisive", ArrayType(StringType())),
     StructField("divergences", ArrayType(_DIVERGENCE)),
     StructField("notes", ArrayType(_DIVERGENCE)),
     StructField("views", StringType()),
@@ -187,6 +189,8 @@ def rows_of(lines: DataFrame) -> DataFrame:
         F.col("response.code").alias("error_code"), "invoke", "complete",
         (F.col("complete") - F.col("invoke")).alias("latency"), "invoke_wall", "verdict",
         F.coalesce("rules", F.array().cast("array<string>")).alias("rules"),
+        # Schema 3 records which rules a step could have caught broken; older traces did not, so none count.
+        F.coalesce("decisive", F.array().cast("array<string>")).alias("decisive"),
         F.coalesce("divergences", F.array().cast(ArrayType(_DIVERGENCE))).alias("divergences"),
         "views", F.coalesce("returned", F.array().cast("array<string>")).alias("returned"), "reappeared",
         bad.alias("quarantined"), "problem",

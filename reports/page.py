@@ -15,7 +15,8 @@ body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
 th{background:#f3f3f3}td.rule,th.rule{text-align:left;font-family:monospace}
 td.conforms{background:#c8ecc8}td.diverges{background:#f4b4b4;font-weight:bold}td.uncertain{background:#f7e7a6}
-td.none{background:#eee;color:#999}code,pre{background:#f6f6f6;padding:1px 4px}pre{padding:8px;overflow:auto}
+td.none,td.undecided{background:#eee;color:#999}
+code,pre{background:#f6f6f6;padding:1px 4px}pre{padding:8px;overflow:auto}
 section.rule{border-top:1px solid #ddd;margin-top:1.5em}.muted{color:#777}svg{background:#fff}
 """
 
@@ -49,7 +50,7 @@ def verdict(cell: dict[str, Any] | None) -> str:
         return "diverges"
     if cell["uncertain"] and not cell["conforming"]:
         return "uncertain"
-    return "conforms"
+    return "conforms" if cell.get("decisive") else "undecided"
 
 
 def render(data: ReportData) -> str:
@@ -92,12 +93,15 @@ def _matrix(data: ReportData) -> str:
             kind = verdict(cell)
             text = "—" if kind == "none" else (
                 f"{cell['diverging']:,} of {cell['exercised']:,}" if kind == "diverges" else
-                f"{cell['conforming']:,}" + (f" +{cell['uncertain']:,}?" if cell["uncertain"] else ""))
+                f"{cell.get('decisive', 0):,} / {cell['exercised']:,}"
+                + (f" +{cell['uncertain']:,}?" if cell["uncertain"] else ""))
             tds.append(f"<td class={kind} title='{kind}'>{text}</td>")
         rows.append(f"<tr><td class=rule><a href='#rule-{escape(rule_id)}'>{escape(rule_id)}</a></td>"
                     + "".join(tds) + "</tr>")
-    return (f"<h2 id=matrix>Matrix</h2><p class=muted>Steps that exercised each rule: green conforming, red "
-            f"diverging (diverging of exercised), yellow only uncertain (no answer came), grey never exercised."
+    return (f"<h2 id=matrix>Matrix</h2><p class=muted>Steps that exercised each rule: green conforming, shown "
+            f"as decisive / all (decisive: a queue breaking the rule would have given an answer the model does "
+            f"not permit there), red diverging (diverging of exercised), yellow only uncertain (no answer came), "
+            f"grey never decisively exercised (no verdict: it could not have failed) or never exercised."
             f"</p><table id=matrix-table><tr><th class=rule>rule</th>{head}</tr>{''.join(rows)}</table>")
 
 
@@ -181,7 +185,7 @@ def _timing(data: ReportData) -> str:
         return ""
     rows = []
     for t in sorted(data.timing, key=lambda t: (t["target"], t["clock"])):
-        def ms(name):
+        def ms(name, t=t):
             return "—" if t[name] is None else f"{t[name] * 1000:,.1f}"
         rows.append(f"<tr><td class=rule>{escape(t['target'])} {escape(t['target_version'])}</td>"
                     f"<td class=rule>{escape(t['clock'])}</td><td>{t['steps']:,}</td>"
@@ -234,8 +238,9 @@ def _rules(data: ReportData) -> str:
         by_rule.setdefault(m["rule"], []).append(m)
     out = ["<h2 id=rules>Rules</h2>"]
     for r in CATALOGUE:
-        rows = "".join(f"<li>{escape(column(m))}: {verdict(m)} ({m['exercised']:,} steps, {m['diverging']:,} "
-                       f"diverging)</li>" for m in sorted(by_rule.get(r.id, []), key=column))
+        rows = "".join(f"<li>{escape(column(m))}: {verdict(m)} ({m['exercised']:,} steps, "
+                       f"{m.get('decisive', 0):,} decisive, {m['diverging']:,} diverging)</li>"
+                       for m in sorted(by_rule.get(r.id, []), key=column))
         out.append(f"<section class=rule id='rule-{escape(r.id)}'><h3>{escape(r.id)}</h3>"
                    f"<p>{escape(r.statement)}</p><p class=muted>Evidence: {escape(r.source)} "
                    f"({escape(r.certainty.value)}); profiles: {escape(', '.join(sorted(r.profiles)))}.</p>"

@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 TARGET = ["target", "target_version", "profile"]
 # What the tables below read of `steps`: cached once, without the bulky per-step views.
-COLUMNS = ["file", "run_id", "case", "step", "final", "invoke_wall", *TARGET, "clock", "verdict", "rules",
+COLUMNS = ["file", "run_id", "case", "step", "final", "invoke_wall", *TARGET, "clock", "verdict", "rules", "decisive",
            "divergences", "latency", "reappeared"]
 PERCENTILES = [0.5, 0.95, 0.99]
 LATENESS_BIN = 0.25  # seconds per bar of the lateness histogram
@@ -22,15 +22,19 @@ def _diverging_rules(column: str = "divergences"):
 
 
 def matrix(steps: DataFrame) -> DataFrame:
-    """Target × rule: steps that exercised the rule, and how many of them conformed, diverged, or were
-    uncertain (no answer came, so the model kept both possibilities)."""
-    per_rule = (steps.select(*TARGET, "verdict", _diverging_rules().alias("diverged"), "rules")
-                .select(*TARGET, "verdict", "diverged",
+    """Target × rule: steps that exercised the rule, how many could have caught it broken (decisive: diverging
+    ones included), and how many conformed, diverged, or were uncertain (no answer came, so the model kept both
+    possibilities)."""
+    per_rule = (steps.select(*TARGET, "verdict", _diverging_rules().alias("diverged"), "rules", "decisive")
+                .select(*TARGET, "verdict", "diverged", "decisive",
                         F.explode(F.array_distinct(F.array_union("rules", "diverged"))).alias("rule"))
                 .withColumn("diverging", F.array_contains("diverged", F.col("rule")))
+                .withColumn("decided", F.col("diverging") | (F.array_contains("decisive", F.col("rule"))
+                                                              & (F.col("verdict") != "unknown")))
                 .withColumn("uncertain", ~F.col("diverging") & (F.col("verdict") == "unknown")))
     return (per_rule.groupBy(*TARGET, "rule")
             .agg(F.count(F.lit(1)).alias("exercised"),
+                 F.sum(F.col("decided").cast("long")).alias("decisive"),
                  F.sum(F.col("diverging").cast("long")).alias("diverging"),
                  F.sum(F.col("uncertain").cast("long")).alias("uncertain"))
             .withColumn("conforming", F.col("exercised") - F.col("diverging") - F.col("uncertain")))

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from adapters.model_target import ModelTarget
+from conformance.witnesses import JudgedModel
 from model.values import (
-    BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, DeleteMessage, DeleteMessageBatch, Error,
-    Operation, Response,
+    AttributesOk, BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage,
+    DeleteMessageBatch, Error, GetQueueAttributes, Ok, Operation, Response,
 )
 
 
@@ -46,3 +47,45 @@ class EmptyBatchAccepted(ModelTarget):
 
 class TwoBugs(EmptyBatchAccepted, WrongMalformedHandleCode):
     """Two of the above at once: a run must report both, not just the first it meets."""
+
+
+class BatchesRefusedAndExpiredFifoDeleteAccepted(ModelTarget):
+    """Every batch is refused with an error no rule permits, and a FIFO delete through a handle whose deadline
+    passed is accepted: the batch divergence masks the delete's wherever a witness reaches it through a batch."""
+
+    def execute(self, op: Operation) -> Response:
+        if isinstance(op, (ChangeMessageVisibilityBatch, DeleteMessageBatch)):
+            return Error("InternalError", "batches are not implemented", 400)
+        response = super().execute(op)
+        if isinstance(op, DeleteMessage) and isinstance(response, Error) and "expired" in response.message:
+            return Ok()
+        return response
+
+
+class _OtherTimeout(ModelTarget):
+    """The queue's visibility timeout hides a message `DELTA` seconds more than it says (its attributes report the
+    timeout it was given)."""
+
+    DELTA = 0
+
+    def execute(self, op: Operation) -> Response:
+        timeout = op.attributes.get("VisibilityTimeout") if isinstance(op, CreateQueue) else None
+        if isinstance(timeout, int) and timeout + self.DELTA >= 0:
+            op = replace(op, attributes={**op.attributes, "VisibilityTimeout": timeout + self.DELTA})
+        response = super().execute(op)
+        if isinstance(op, GetQueueAttributes) and isinstance(response, AttributesOk):
+            reported = int(response.attributes["VisibilityTimeout"]) - self.DELTA
+            return AttributesOk({**response.attributes, "VisibilityTimeout": str(reported)})
+        return response
+
+
+class EarlyDeadlines(_OtherTimeout):
+    """Every message comes back a second early, every time."""
+
+    DELTA = -1
+
+
+class LateDeadlines(_OtherTimeout, JudgedModel):
+    """On a clock judged as a real one (windows, the 0.5 s tolerance): every message comes back two seconds late."""
+
+    DELTA = 2

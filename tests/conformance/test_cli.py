@@ -13,7 +13,8 @@ def cli(*args, cwd=None):
 
 
 def test_run_against_the_model_conforms_and_writes_its_files(tmp_path):
-    done = cli("run", "--target", "model", "--examples", "15", "--seed", "1", "--out", str(tmp_path / "out"))
+    done = cli("run", "--target", "model", "--examples", "15", "--seed", "1", "--budget", "0",
+               "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "conforms" in done.stdout and "VIS-EXTEND-NONADDITIVE" in done.stdout  # the rule table
     summaries = list((tmp_path / "out").glob("summary-*.json"))
@@ -58,7 +59,7 @@ def test_a_malformed_trace_is_one_line_and_exit_2(tmp_path):
 def test_an_out_path_that_is_a_file_is_refused_without_touching_it(tmp_path):
     existing = tmp_path / "notes.txt"
     existing.write_text("keep me")
-    done = cli("run", "--target", "model", "--examples", "2", "--out", str(existing))
+    done = cli("run", "--target", "model", "--examples", "2", "--budget", "0", "--out", str(existing))
     assert done.returncode == 2 and existing.read_text() == "keep me"
 
 

@@ -62,8 +62,14 @@ def test_a_reappearance_within_the_window_and_tolerance_is_permitted(tmp_path, w
 
 
 def test_a_late_reappearance_within_tolerance_is_permitted_even_by_a_long_poll(tmp_path):
-    # surely visible only after 2.4 + 1: a long poll answering empty over [3.0, 4.0] is not a divergence
-    assert divergent_rules(trace(tmp_path, received_for(2) + [again(3.0, 4.0, returned=False, wait=1)])) == set()
+    # surely visible only after 2.4 + 1: a long poll answering empty over [2.2, 3.2] is not a divergence
+    assert divergent_rules(trace(tmp_path, received_for(2) + [again(2.2, 3.2, returned=False, wait=1)])) == set()
+
+
+def test_an_empty_long_poll_is_judged_by_the_end_of_its_wait_not_its_start(tmp_path):
+    # It began at 3.0, before the message was surely visible (3.4), and waited until 4.0: it had to return it.
+    flagged = divergent_rules(trace(tmp_path, received_for(2) + [again(3.0, 4.0, returned=False, wait=1)]))
+    assert {"RCV-REAPPEAR", "RCV-LONG-POLL"} <= flagged
 
 
 def test_a_short_poll_may_answer_empty_while_the_message_is_visible(tmp_path):

@@ -12,7 +12,7 @@ from tests.conformance.planted import WrongMalformedHandleCode
 
 FIELDS = {"schema", "run_id", "target", "target_version", "profile", "clock", "tolerance", "case", "step", "final",
           "operation", "response", "invoke", "complete", "invoke_wall", "complete_wall", "verdict", "rules",
-          "divergences", "notes", "views", "returned", "reappeared"}
+          "decisive", "divergences", "notes", "views", "returned", "reappeared"}
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 import pytest
 
 from adapters.redisq import mutants
-from conformance.runner import run
+from conformance.runner import DEFAULT_BUDGET, run
 from model.rules import rules_for
 
 
@@ -21,15 +21,32 @@ def test_the_catalogue_has_at_least_25_distinct_mutants_over_every_profile():
     assert all(m.breaks in {r.id for r in rules_for(m.profile)} for m in mutants.MUTANTS)
 
 
-@pytest.mark.parametrize("mutant", mutants.MUTANTS, ids=lambda m: m.name)
-def test_every_mutant_is_killed_by_the_witnesses_alone_in_at_most_six_steps(shared_redis, mutant):
-    """Issue 6's goals, but for time (benchmarks/mutants.py measures it): every mutant killed, with a case of at
-    most six steps. The witnesses alone must do it; a mutant only the search kills is a gap of the witnesses."""
+def _witnesses_kill(mutant) -> int | None:
+    """The length of the shortest case the witnesses alone show the mutant with, or None if they show nothing."""
     target = mutant.target(mutant.profile)
     try:
         result = run(target, mutant.profile, seed=1, search=False)
     finally:
         target.close()
-    assert result.findings, f"{mutant.name} survives the witnesses: {mutant.bug}"
-    assert min(len(f.steps) for f in result.findings.values()) <= 6, {r: len(f.steps) for r, f in
-                                                                      result.findings.items()}
+    return min((len(f.steps) for f in result.findings.values()), default=None)
+
+
+@pytest.mark.parametrize("mutant", mutants.MUTANTS, ids=lambda m: m.name)
+def test_every_mutant_is_killed_by_the_default_run_and_the_witnesses_show_it_briefly(shared_redis, mutant):
+    """Issue 13's standard: every mutant killed by the default run (the witnesses, then the search for its default
+    budget); what the witnesses kill they show in at most six steps (benchmarks/mutants.py measures the rest)."""
+    shortest = _witnesses_kill(mutant)
+    if shortest is not None:
+        assert shortest <= 6, (mutant.name, shortest)
+        return
+    target = mutant.target(mutant.profile)
+    try:
+        result = run(target, mutant.profile, seed=1, budget=DEFAULT_BUDGET["virtual"])
+    finally:
+        target.close()
+    assert result.findings, f"{mutant.name} survives the default run: {mutant.bug}"
+
+
+def test_the_witnesses_alone_kill_at_least_nine_in_ten_mutants(shared_redis):
+    killed = [m.name for m in mutants.MUTANTS if _witnesses_kill(m) is not None]
+    assert len(killed) >= 0.9 * len(mutants.MUTANTS), sorted({m.name for m in mutants.MUTANTS} - set(killed))

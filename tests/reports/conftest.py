@@ -18,11 +18,13 @@ def spark():
 
 def step(run="r1", case=1, index=0, *, target="emu", version="1.0", profile="sqs-standard", clock="real",
          op="ReceiveMessage", response="ReceiveOk", verdict="ok", rules=("RCV-HIDE",), divergences=(),
-         final=False, invoke=None, latency=0.01, wall=1_800_000_000.0, reappeared=(), views=None, returned=()):
-    """One trace line as the engine writes it (schema 2), with what a test varies."""
+         final=False, invoke=None, latency=0.01, wall=1_800_000_000.0, reappeared=(), views=None, returned=(),
+         decisive=None, schema=3):
+    """One trace line as the engine writes it (schema 3; `decisive` defaults to every rule exercised; schema 2
+    lacks it), with what a test varies."""
     invoke = float(index) if invoke is None else invoke
-    return json.dumps({
-        "schema": 2, "run_id": run, "target": target, "target_version": version, "profile": profile,
+    record = {
+        "schema": schema, "run_id": run, "target": target, "target_version": version, "profile": profile,
         "clock": clock, "tolerance": 0.5, "case": case, "step": index, "final": final,
         "operation": {"type": op, "queue": "q"}, "response": {"type": response},
         "invoke": invoke, "complete": invoke + latency, "invoke_wall": wall + invoke,
@@ -31,4 +33,7 @@ def step(run="r1", case=1, index=0, *, target="emu", version="1.0", profile="sqs
                         for d in divergences],
         "notes": [], "views": views or {"m1": [["receipt", invoke + 30]]}, "returned": list(returned),
         "reappeared": [{"message": "m1", "deadline": invoke - late, "lateness": late} for late in reappeared],
-    })
+    }
+    if schema >= 3:
+        record["decisive"] = list(rules if decisive is None else decisive)
+    return json.dumps(record)

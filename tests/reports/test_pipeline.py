@@ -52,7 +52,7 @@ def test_a_partition_of_steps_holds_one_trace_file_and_its_malformed_lines_apart
 
 def cell(spark, out, rule, target="emu"):
     (found,) = [r for r in rows(spark, out, "matrix") if r["rule"] == rule and r["target"] == target]
-    return {k: found[k] for k in ("exercised", "conforming", "diverging", "uncertain")}
+    return {k: found[k] for k in ("exercised", "decisive", "conforming", "diverging", "uncertain")}
 
 
 def test_the_tables_count_exactly_what_the_traces_hold(spark, tmp_path):
@@ -61,9 +61,12 @@ def test_the_tables_count_exactly_what_the_traces_hold(spark, tmp_path):
     out = tmp_path / "out"
     assert (summary.files, summary.new_files, summary.steps, summary.quarantined, summary.divergences) == \
         (1, 1, 7, 0, 1)
-    assert cell(spark, out, "VIS-TERMINATE") == {"exercised": 2, "conforming": 0, "diverging": 2, "uncertain": 0}
-    assert cell(spark, out, "RCV-HIDE") == {"exercised": 3, "conforming": 2, "diverging": 0, "uncertain": 1}
-    assert cell(spark, out, "VIS-DEFAULT") == {"exercised": 2, "conforming": 2, "diverging": 0, "uncertain": 0}
+    assert cell(spark, out, "VIS-TERMINATE") == {"exercised": 2, "decisive": 2, "conforming": 0, "diverging": 2,
+                                                 "uncertain": 0}
+    assert cell(spark, out, "RCV-HIDE") == {"exercised": 3, "decisive": 2, "conforming": 2, "diverging": 0,
+                                            "uncertain": 1}
+    assert cell(spark, out, "VIS-DEFAULT") == {"exercised": 2, "decisive": 2, "conforming": 2, "diverging": 0,
+                                               "uncertain": 0}
     # VIS-SHORTEN is only a second candidate of one divergence: it is neither exercised nor diverging.
     assert not [r for r in rows(spark, out, "matrix") if r["rule"] == "VIS-SHORTEN"]
 
@@ -120,7 +123,8 @@ def test_new_and_grown_traces_update_the_tables_and_nothing_is_counted_twice(spa
     os.utime(first, (time.time() + 5, time.time() + 5))
     summary = job.build(spark, [str(traces)], out)
     assert (summary.new_files, summary.steps) == (1, 9)
-    assert cell(spark, out, "VIS-DEFAULT") == {"exercised": 3, "conforming": 3, "diverging": 0, "uncertain": 0}
+    assert cell(spark, out, "VIS-DEFAULT") == {"exercised": 3, "decisive": 3, "conforming": 3, "diverging": 0,
+                                               "uncertain": 0}
 
     summary = job.build(spark, [str(traces)], out)
     assert (summary.new_files, summary.steps) == (0, 9)
@@ -136,7 +140,7 @@ def test_the_html_report_shows_the_matrix_rules_timelines_and_timing(spark, tmp_
     terminate_row = matrix.split("#rule-VIS-TERMINATE'>VIS-TERMINATE</a></td>")[1].split("</tr>")[0]
     assert terminate_row == "<td class=diverges title='diverges'>2 of 2</td>"
     hide_row = matrix.split("#rule-RCV-HIDE'>RCV-HIDE</a></td>")[1].split("</tr>")[0]
-    assert hide_row == "<td class=conforms title='conforms'>2 +1?</td>"
+    assert hide_row == "<td class=conforms title='conforms'>2 / 3 +1?</td>"
     assert "<section class=rule id='rule-VIS-TERMINATE'>" in page
     assert "ChangeMessageVisibility(0) makes the message receivable at once." in page
     divergence = page.split("<section class=divergence")[1].split("</section>")[0]
@@ -151,3 +155,29 @@ def test_the_html_report_shows_the_matrix_rules_timelines_and_timing(spark, tmp_
     assert failed.get("name") == "VIS-TERMINATE"
     exercised = {c.get("name") for c in suite if c.find("skipped") is None}
     assert exercised == {"VIS-DEFAULT", "VIS-TERMINATE", "RCV-HIDE", "RCV-REAPPEAR"}
+
+
+def test_a_rule_never_exercised_decisively_is_a_gap_not_a_pass(spark, tmp_path):
+    """Exercised only where any answer was permitted (or by a trace older than schema 3, which did not record it):
+    grey in the matrix, decisive / all shown, and skipped in JUnit with the reason."""
+    write(tmp_path / "traces" / "a.jsonl", [
+        step("r1", 1, 0, op="CreateQueue", response="Ok", rules=["VIS-DEFAULT"]),
+        step("r1", 1, 1, rules=["RCV-HIDE", "RCV-COUNT"], decisive=["RCV-HIDE"]),
+        step("r1", 1, 2, op="ChangeMessageVisibility", response="ChangeOk", rules=["VIS-CEILING"], decisive=[]),
+        step("r2", 1, 0, op="DeleteMessage", response="Ok", rules=["DEL-REMOVES"], schema=2),
+    ])
+    job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
+    out = tmp_path / "out"
+    assert cell(spark, out, "RCV-COUNT") == {"exercised": 1, "decisive": 0, "conforming": 1, "diverging": 0,
+                                             "uncertain": 0}
+    assert cell(spark, out, "RCV-HIDE")["decisive"] == 1
+    assert cell(spark, out, "DEL-REMOVES")["decisive"] == 0
+    matrix = (out / "report.html").read_text().split("<table id=matrix-table>")[1].split("</table>")[0]
+    for rule_id in ("RCV-COUNT", "VIS-CEILING", "DEL-REMOVES"):
+        row = matrix.split(f"#rule-{rule_id}'>{rule_id}</a></td>")[1].split("</tr>")[0]
+        assert row == "<td class=undecided title='undecided'>0 / 1</td>", rule_id
+    (suite,) = ET.parse(out / "junit.xml").getroot()
+    passed = {c.get("name") for c in suite if c.find("skipped") is None and c.find("failure") is None}
+    assert passed == {"VIS-DEFAULT", "RCV-HIDE"}
+    (count,) = [c for c in suite if c.get("name") == "RCV-COUNT"]
+    assert "could not have failed" in count.find("skipped").get("message")

@@ -21,6 +21,7 @@ def sqs_conformance(*args, env=None, timeout=600):
 
 def test_a_run_ends_with_its_report(tmp_path):
     result = sqs_conformance("run", "--target", "model", "--examples", "3", "--steps", "6", "--seed", "3",
+                             "--budget", "0",
                              "--out", str(tmp_path / "runs"), "--report", str(tmp_path / "report"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"report: {tmp_path / 'report' / 'report.html'}" in result.stdout
