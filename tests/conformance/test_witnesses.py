@@ -53,11 +53,18 @@ def test_a_witness_that_no_longer_reaches_its_aim_is_stale():
     assert "VIS-NOT-STICKY" in problem and "no longer reaches" in problem
 
 
+POLL = {"max_messages": 10, "wait_time_seconds": 1}
+HIDDEN = witnesses.Aim("RCV-HIDE", "ReceiveMessage", "ReceiveOk")
+
+
+def received(timeout: int) -> list:
+    """A case that leaves one message in flight for `timeout` seconds."""
+    return [(0.0, CreateQueue("q", {"VisibilityTimeout": timeout})), (0.0, SendMessage("q", "m1")),
+            (0.0, ReceiveMessage("q", **POLL))]
+
+
 def test_probes_look_at_what_the_witness_left():
-    plain = {"max_messages": 10, "wait_time_seconds": 1}
-    case = [(0.0, CreateQueue("q", {"VisibilityTimeout": 30})), (0.0, SendMessage("q", "m1")),
-            (0.0, ReceiveMessage("q", **plain))]
-    aim = witnesses.Aim("RCV-HIDE", "ReceiveMessage", "ReceiveOk")
+    plain, aim, case = POLL, HIDDEN, received(30)
     probed = witnesses.with_probes("sqs-standard", "virtual", witnesses.Witness(aim, case))
     # The counts, a receive that must come back empty (a second-long poll: the message is hidden until 30),
     # then a long poll from 1 ms before the deadline, which must return it at the deadline, and the same again
@@ -71,11 +78,8 @@ def test_probes_look_at_what_the_witness_left():
 
 def test_a_queue_that_returns_every_message_early_is_caught_by_one_witness():
     """Every deadline a little early: once is a permitted redelivery, the repeated probe makes it twice."""
-    plain = {"max_messages": 10, "wait_time_seconds": 1}
-    case = [(0.0, CreateQueue("q", {"VisibilityTimeout": 30})), (0.0, SendMessage("q", "m1")),
-            (0.0, ReceiveMessage("q", **plain))]
-    aim = witnesses.Aim("RCV-HIDE", "ReceiveMessage", "ReceiveOk")
-    probed = witnesses.with_probes("sqs-standard", "virtual", witnesses.Witness(aim, case))
+    aim = HIDDEN
+    probed = witnesses.with_probes("sqs-standard", "virtual", witnesses.Witness(aim, received(30)))
     catalogue = witnesses.Catalogue("sqs-standard", "virtual", [probed])
     shown = witnesses.replay([EarlyDeadlines("sqs-standard")], catalogue, run_id="t", trace=None,
                              case_ids=iter(range(1, 99)))
@@ -224,11 +228,7 @@ def test_a_rule_masked_by_another_rules_divergence_is_tried_again_another_way():
 def test_on_a_real_clock_a_message_back_later_than_the_tolerance_is_seen():
     """The probe at the deadline waits past it by more than the tolerance: a message two seconds late is caught,
     where a poll ending at the deadline would have been permitted to come back empty."""
-    plain = {"max_messages": 10, "wait_time_seconds": 1}
-    case = [(0.0, CreateQueue("q", {"VisibilityTimeout": 5})), (0.0, SendMessage("q", "m1")),
-            (0.0, ReceiveMessage("q", **plain))]
-    aim = witnesses.Aim("RCV-HIDE", "ReceiveMessage", "ReceiveOk")
-    probed = witnesses.with_probes("sqs-standard", "real", witnesses.Witness(aim, case))
+    probed = witnesses.with_probes("sqs-standard", "real", witnesses.Witness(HIDDEN, received(5)))
     assert probed.steps[-1][1].wait_time_seconds == witnesses.PROBE_WAIT
     catalogue = witnesses.Catalogue("sqs-standard", "real", [probed])
     shown = witnesses.replay([LateDeadlines("sqs-standard")], catalogue, run_id="t", trace=None,
