@@ -469,8 +469,11 @@ class ReceiveExpectation:
             if surely and len(surely) == len(states):
                 why = tuple(r for s in states for r in s.why if r != "RCV-HIDE")
                 reappeared = any(s.hidden is not Hidden.NONE for s in states)
-                rules = _dedupe(self._held_by_later(candidate) + why + (("RCV-REAPPEAR",) if reappeared else ())
-                                + ("RCV-LONG-POLL",))
+                # Surely visible when the poll began: its deadline was kept, the poll missed it. Visible only during
+                # the wait: a poll that does not wake for it is the likelier fault than the deadline.
+                waking = () if all(self._surely_visible(s) for s in surely) else ("RCV-LONG-POLL",)
+                rules = _dedupe(self._held_by_later(candidate) + waking + why
+                                + (("RCV-REAPPEAR",) if reappeared else ()) + ("RCV-LONG-POLL",))
                 applicable = self.model.profile.rule_ids
                 return [Divergence(tuple(r for r in rules if r in applicable),
                                    f"{candidate.message.id} returned (visible since {states[0].visible_at:.3f})",
