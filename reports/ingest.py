@@ -199,9 +199,13 @@ def rows_of(lines: DataFrame) -> DataFrame:
 
 
 def steps(spark: SparkSession, tables: str) -> DataFrame:
-    """The good steps of every trace read so far."""
-    return (spark.read.parquet(f"{tables}/steps").where(~_quarantined())
-            .drop("quarantined", "problem", "line"))
+    """The good steps of every trace read so far. Partitions written before `decisive` existed read as deciding
+    nothing (the schemas are merged, so old and new partitions can sit side by side)."""
+    read = spark.read.option("mergeSchema", "true").parquet(f"{tables}/steps")
+    if "decisive" not in read.columns:
+        read = read.withColumn("decisive", F.array().cast("array<string>"))
+    read = read.withColumn("decisive", F.coalesce("decisive", F.array().cast("array<string>")))
+    return read.where(~_quarantined()).drop("quarantined", "problem", "line")
 
 
 def quarantine(spark: SparkSession, tables: str) -> DataFrame:

@@ -233,6 +233,7 @@ def test_on_a_real_clock_a_message_back_later_than_the_tolerance_is_seen():
     catalogue = witnesses.Catalogue("sqs-standard", "real", [probed])
     shown = witnesses.replay([LateDeadlines("sqs-standard")], catalogue, run_id="t", trace=None,
                              case_ids=iter(range(1, 99)))
-    assert "RCV-REAPPEAR" in shown.divergent, set(shown.divergent)
+    # Named first is the poll that did not wake (the message came due during its wait); the deadline is next.
+    assert any("RCV-REAPPEAR" in divergence.rules for divergence, _ in shown.divergent.values()), shown.divergent
     assert witnesses.replay([witnesses.judged_model("sqs-standard", "real")], catalogue, run_id="t", trace=None,
                             case_ids=iter(range(1, 99))).divergent == {}
