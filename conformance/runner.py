@@ -93,8 +93,8 @@ class RunResult:
 
     def gaps(self) -> list[str]:
         """Reachable rules no step exercised decisively: the run says nothing of them."""
-        decided = self.tallies.decided() | set(self.findings)
-        return [r.id for r in rules_for(self.profile) if r.id not in decided and r.id not in unreachable(self.profile)]
+        left_out = self.tallies.decided() | set(self.findings) | set(unreachable(self.profile))
+        return [r.id for r in rules_for(self.profile) if r.id not in left_out]
 
 
 # The time `run` searches for by default, per kind of clock: on a virtual clock a case costs milliseconds, so

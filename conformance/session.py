@@ -57,11 +57,11 @@ class Tallies:
     def add(self, verdict: Verdict) -> None:
         diverged = {r for d in verdict.divergences for r in d.rules[:1]}
         noted = {r for n in verdict.outcome.notes for r in n.rules[:1]}
-        decisive = set(verdict.decisive) | diverged
+        decided = verdict.decided
         for rule_id in set(verdict.outcome.rules) | diverged | noted:
             tally = self.rules.setdefault(rule_id, RuleTally())
             tally.exercised += 1
-            tally.decisive += rule_id in decisive
+            tally.decisive += rule_id in decided
             if rule_id in diverged:
                 tally.diverging += 1
             elif rule_id in noted:

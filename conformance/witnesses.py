@@ -255,10 +255,16 @@ def _simpler(steps: list[Step]) -> Iterator[Case]:
             yield _without(steps, index)
     for index, step in enumerate(steps):
         if isinstance(step.op, CreateQueue):
-            for name in step.op.attributes:
-                if name != "FifoQueue":  # the queue's kind is the profile's, not a detail of the case
-                    fewer = {k: v for k, v in step.op.attributes.items() if k != name}
-                    yield _without(steps, index, instead=CreateQueue(step.op.queue, fewer))
+            yield from _without_each_attribute(steps, index)
+
+
+def _without_each_attribute(steps: list[Step], index: int) -> Iterator[Case]:
+    """The case with the queue the step at `index` creates made without one of its attributes, for each."""
+    op = steps[index].op
+    for name in op.attributes:
+        if name != "FifoQueue":  # the queue's kind is the profile's, not a detail of the case
+            fewer = {k: v for k, v in op.attributes.items() if k != name}
+            yield _without(steps, index, instead=CreateQueue(op.queue, fewer))
 
 
 def _named_elsewhere(steps: list[Step], index: int) -> bool:
@@ -323,6 +329,7 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
     first (their witnesses reach many others on the way); then one for each rule still without."""
     from conformance.runner import unreachable
 
+    not_generated = unreachable(profile)
     reached = explore(profile, pace, seed=seed)
     catalogue = Catalogue(profile, pace, [])
     covered: set[Aim] = set()
@@ -347,12 +354,12 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
         if r.id in {aim.rule for aim in covered}:
             continue
         witness = None
-        for attempt in range(0 if r.id in unreachable(profile) else RULE_SEEDS):  # rare rules: a few seeds
+        for attempt in range(0 if r.id in not_generated else RULE_SEEDS):  # rare rules: a few seeds
             witness = search(profile, r.id, pace, seed=seed + attempt, examples=RULE_EXAMPLES)
             if witness is not None:
                 break
         if witness is None:
-            catalogue.missing[r.id] = unreachable(profile).get(
+            catalogue.missing[r.id] = not_generated.get(
                 r.id, f"no case of {RULE_SEEDS} x {RULE_EXAMPLES} reached it on a {pace} clock")
         else:
             keep(witness)
@@ -544,10 +551,8 @@ def _replay_one(target: Target, profile: str, pace: str, witness: Witness, into:
 
 
 def _decides(rule_id: str, steps: list[Step]) -> bool:
-    """Whether some step of a replay decided the rule: exercised it decisively, or diverged on it (a divergence
-    decides the rule it names first; the candidates after it stay open)."""
-    return any(rule_id in s.verdict.decisive or any(d.rule == rule_id for d in s.verdict.divergences)
-               for s in steps)
+    """Whether some step of a replay decided the rule (`Verdict.decided`)."""
+    return any(rule_id in s.verdict.decided for s in steps)
 
 
 def _other_ways(profile: str, pace: str, witness: Witness, diverged: list[int]) -> Iterator[Case]:
@@ -559,10 +564,8 @@ def _other_ways(profile: str, pace: str, witness: Witness, diverged: list[int]) 
     first = next((i for i in diverged if i < len(model_steps)), None)
     candidates: list[Case] = []
     if first is not None:
-        op = model_steps[first].op
-        if isinstance(op, CreateQueue):
-            candidates += [_without(model_steps, first, instead=CreateQueue(op.queue, {
-                k: v for k, v in op.attributes.items() if k != name})) for name in op.attributes if name != "FifoQueue"]
+        if isinstance(model_steps[first].op, CreateQueue):
+            candidates += list(_without_each_attribute(model_steps, first))
         else:
             candidates.append(_without(model_steps, first))
     candidates.append(_unbatched(profile, witness.steps))

@@ -99,6 +99,12 @@ class Verdict:
             return ()
         return tuple(r for r in self.outcome.rules if r not in self.outcome.undecided)
 
+    @property
+    def decided(self) -> frozenset[str]:
+        """The rules this step settled either way: exercised decisively, or broken (a divergence decides the rule
+        it names first; the candidates after it stay open)."""
+        return frozenset(self.decisive) | {d.rule for d in self.divergences}
+
 
 class Expectation(Protocol):
     rules: tuple[str, ...]
