@@ -307,8 +307,13 @@ def diff(profiles: tuple[str, ...], examples: int, seed: int | None) -> None:
 @click.option("--no-readme", is_flag=True, help="leave the README alone")
 @click.option("--merge", "merged", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               metavar="MATRIX.json", help="check nothing: write the matrix from these earlier results (repeatable)")
+@click.option("--real-clock", is_flag=True, help="never move an emulator in time: check each on a real clock")
+@click.option("--witnesses-only", is_flag=True, help="as `run --witnesses-only`: no search after the witnesses")
+@click.option("--budget", type=click.FloatRange(0, 7 * 86400), default=None, metavar="SECONDS",
+              help="as `run --budget`, per emulator and profile [default: run's, 180 on a real or moved clock]")
 def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int, steps: int, seed: int | None,
-           out_dir: Path, readme: Path, no_readme: bool, merged: tuple[Path, ...]) -> None:
+           out_dir: Path, readme: Path, no_readme: bool, merged: tuple[Path, ...], real_clock: bool,
+           witnesses_only: bool, budget: float | None) -> None:
     """Install, start on 127.0.0.1, check and stop each SQS emulator; write the rule × emulator matrix."""
     import datetime
     import shlex
@@ -332,7 +337,8 @@ def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int,
         for profile in profiles or ("sqs-standard", "sqs-fifo"):
             console.print(f"{name} against {profile} …")
             cell = emulator_matrix.check(name, profile, examples=examples, steps=steps, seed=seed,
-                                         out_dir=out_dir, say=lambda message: console.print(f"  {message}"))
+                                         out_dir=out_dir, real_clock=real_clock, search=not witnesses_only,
+                                         budget=budget, say=lambda message: console.print(f"  {message}"))
             cells.append(cell)
             console.print(f"  {cell.error}" if cell.error else
                           f"  {cell.clock} clock, {cell.cases} cases, {cell.seconds:.0f} s: "

@@ -38,23 +38,30 @@ class Cell:
 
 
 def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int | None, out_dir: Path,
+          real_clock: bool = False, search: bool = True, budget: float | None = None,
           say=lambda message: None) -> Cell:
-    """Start `emulator` (moved in time if it can be), run the suite on it, stop it. A failure to install or start
-    is the cell's error, not the matrix's."""
+    """Start `emulator` (moved in time if it can be and not `real_clock`), run the suite on it as `run` does
+    (the witnesses, then, if `search`, the search for `budget` seconds, the run's default when None), stop it.
+    A failure to install or start is the cell's error, not the matrix's."""
     cell = Cell(emulator, profile)
     started = time.monotonic()
     try:
-        try:
-            targets = make_targets(emulator + TIME_TRAVEL, profile, say=say)
-            cell.clock = "libfaketime"
-        except TimeTravelUnsupported as why:
-            say(f"{why}; checking it on a real clock with {REAL_CLOCK_JOBS} jobs")
+        targets = None
+        if not real_clock:
+            try:
+                targets = make_targets(emulator + TIME_TRAVEL, profile, say=say)
+                cell.clock = "libfaketime"
+            except TimeTravelUnsupported as why:
+                say(f"{why}; checking it on a real clock with {REAL_CLOCK_JOBS} jobs")
+        if targets is None:
             targets = make_targets(emulator, profile, jobs=REAL_CLOCK_JOBS, say=say)
             cell.clock = "real"
         try:
             cell.version = targets[0].version()
+            if budget is None:
+                budget = runner.DEFAULT_BUDGET[targets[0].clock.kind]
             result = runner.run(targets, profile, examples=examples, seed=seed, steps_per_case=steps,
-                                out_dir=out_dir / emulator / profile)
+                                out_dir=out_dir / emulator / profile, search=search, budget=budget or None)
         finally:
             close_all(targets)
     except TargetError as error:

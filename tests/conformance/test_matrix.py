@@ -78,12 +78,30 @@ def test_the_matrix_checks_on_a_real_clock_what_cannot_travel_in_time(monkeypatc
         return [ModelTarget(profile) for _ in range(jobs)]
 
     monkeypatch.setattr(matrix, "make_targets", make_targets)
-    cell = matrix.check("local-aws-sqs", "sqs-standard", examples=3, steps=5, seed=1, out_dir=tmp_path)
+    cell = matrix.check("local-aws-sqs", "sqs-standard", examples=3, steps=5, seed=1, out_dir=tmp_path, budget=0)
     assert asked == [("local-aws-sqs:faketime", 1), ("local-aws-sqs", matrix.REAL_CLOCK_JOBS)]
     assert cell.clock == "real" and not cell.error and cell.cases >= 3
     assert set(cell.verdicts) == {r.id for r in rules_for("sqs-standard")}
     assert "diverges" not in cell.verdicts.values() and "conforms" in cell.verdicts.values()
     assert (tmp_path / "local-aws-sqs" / "sqs-standard" / "trace.jsonl").is_file()
+
+
+def test_a_real_clock_matrix_never_moves_an_emulator_and_witnesses_only_searches_nothing(monkeypatch, tmp_path):
+    from adapters.model_target import ModelTarget
+
+    asked = []
+
+    def make_targets(spec, profile, jobs=1, say=None):
+        asked.append(spec)
+        return [ModelTarget(profile) for _ in range(jobs)]
+
+    monkeypatch.setattr(matrix, "make_targets", make_targets)
+    witnesses_only = matrix.check("fauxqs", "sqs-standard", examples=3, steps=5, seed=1, out_dir=tmp_path,
+                                  real_clock=True, search=False)
+    searched = matrix.check("fauxqs", "sqs-standard", examples=3, steps=5, seed=1, out_dir=tmp_path / "s",
+                            real_clock=True, budget=0)
+    assert asked == ["fauxqs", "fauxqs"] and witnesses_only.clock == "real"
+    assert witnesses_only.cases < searched.cases  # the witnesses, then at least one round of three cases
 
 
 def test_an_emulator_that_does_not_start_is_a_cell_with_its_error(monkeypatch, tmp_path):
