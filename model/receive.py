@@ -395,8 +395,9 @@ class ReceiveExpectation:
 
     def _surely_moved(self, candidate: _Candidate) -> bool:
         group = candidate.message.group_id or ""
-        return (not candidate.receivable and not candidate.hidden and not candidate.blocked
-                and len(candidate.due) == len(candidate.message.states)
+        # Only its states in this queue count: where it may already be elsewhere (in the dead-letter queue, gone),
+        # those worlds are kept as they are, and the one where it was due here has it moved too.
+        return (not candidate.receivable and not candidate.hidden and not candidate.blocked and candidate.due
                 and all(self._surely_visible(s) for s in candidate.due)
                 and not (self.queue.fifo and group in self.blockers))
 

@@ -631,6 +631,31 @@ def test_an_empty_long_poll_moved_a_message_surely_due(profile):
     assert flagged(q.check(dlq_receive, 31, EMPTY)) == []
 
 
+@pytest.mark.parametrize("profile", CURRENT)
+def test_a_message_that_may_already_be_in_the_dead_letter_queue_is_moved_by_an_empty_long_poll(profile):
+    # A receive that returned another message may or may not have moved the due one: it is then in one queue or
+    # the other. An empty long poll of the source settles it: it is in the dead-letter queue, which must show it.
+    def maybe_moved():
+        q = Scenario(profile, queue="dlq")
+        q.queue = "q"
+        attrs = {"RedrivePolicy": {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}
+        if profile == "sqs-fifo":
+            attrs.update(FifoQueue="true", ContentBasedDeduplication="true")
+        q.do(CreateQueue("q", attrs), 0)
+        due = q.send("due", group_id="a") if profile == "sqs-fifo" else q.send("due")
+        other = q.send("other", group_id="b") if profile == "sqs-fifo" else q.send("other")
+        assert q.receive_one(at=0).message_id == due
+        q.check(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 31, received(q, other, 1))
+        q.check(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 32, EMPTY)
+        return q, due
+
+    dlq_receive = ReceiveMessage("dlq", max_messages=10, wait_time_seconds=1)
+    q, due = maybe_moved()
+    assert flagged(q.check(dlq_receive, 40, EMPTY)) == ["REDRIVE-DLQ"]  # lost in the move
+    q, due = maybe_moved()
+    assert flagged(q.check(dlq_receive, 40, received(q, due, 2))) == []
+
+
 def test_a_long_poll_that_moves_a_message_keeps_waiting_for_one_to_return():
     q = Scenario("sqs-standard", queue="dlq")
     q.queue = "q"
