@@ -34,6 +34,11 @@ class BudgetExhausted(TargetError):
     """The run reached its --max-requests budget."""
 
 
+# The longest a moved-clock witness moves the clock in one case (a 12-hour ceiling twice over, with room): the
+# time-travel probe moves it this far too, and checks the emulator still keeps time.
+TIME_TRAVEL_JUMP = 25 * 3600
+
+
 class TimeTravelUnsupported(TargetError):
     """The emulator's clock cannot be moved under libfaketime: check it on a real clock instead."""
 
@@ -167,27 +172,45 @@ class EmulatorTarget(EndpointTarget):
             raise
 
     def _check_time_travel(self) -> None:
-        """Moving the clock must bring back a hidden message. An emulator whose timers run on the monotonic
-        clock (which libfaketime leaves alone) would otherwise show divergences that are not its own."""
+        """Moving the clock must bring back a hidden message, and go on doing so after a jump as long as the
+        longest a moved-clock witness makes, with long polls still lasting their wait. An emulator whose timers
+        run on the monotonic clock (which libfaketime leaves alone), or whose sleeps break after hours of jump,
+        would otherwise show divergences that are not its own."""
         client, url = self.client, None
         try:
             url = client.create_queue(QueueName=f"{self.prefix}time-travel", tags=self.tags)["QueueUrl"]
             client.send_message(QueueUrl=url, MessageBody="time travel probe")
-            if not client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages"):
-                raise TargetError(f"{self.name}: the time-travel probe message was not received")
-            self.clock.advance(31)
-            for _ in range(10):  # some emulators requeue on a periodic scan (LocalStack: every second)
-                if client.receive_message(QueueUrl=url, VisibilityTimeout=0).get("Messages"):
-                    return
-                time.sleep(0.3)
+            if not self._comes_back_after_a_move(url):
+                raise TimeTravelUnsupported(
+                    f"{self.name}: a message hidden for 30 s stayed hidden after the clock moved 31 s under "
+                    f"libfaketime (its timers do not follow the wall clock): check it on a real clock")
+            self.clock.advance(TIME_TRAVEL_JUMP)
+            taken = client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages")
+            started = time.monotonic()
+            client.receive_message(QueueUrl=url, WaitTimeSeconds=1)  # nothing to return: it waits its second
+            polled = time.monotonic() - started
+            if not taken or not 0.5 <= polled <= 5 or not self._comes_back_after_a_move(url, received=True):
+                raise TimeTravelUnsupported(
+                    f"{self.name}: after the clock moved {TIME_TRAVEL_JUMP / 3600:g} h under libfaketime it no "
+                    f"longer keeps time (a 1 s long poll took {polled:.1f} s, or a hidden message did not come "
+                    f"back): check it on a real clock")
         except (botocore.exceptions.ClientError, *UNANSWERED) as error:
             raise TargetError(f"{self.name}: the time-travel probe failed: {redact(str(error))}") from None
         finally:
             if url is not None:
                 self._forget_queue(url)
-        raise TimeTravelUnsupported(f"{self.name}: a message hidden for 30 s stayed hidden after the clock moved 31 s "
-                                    f"under libfaketime (its timers do not follow the wall clock): check it on a "
-                                    f"real clock")
+
+    def _comes_back_after_a_move(self, url: str, received: bool = False) -> bool:
+        """Receive the message for 30 s (unless `received`), move the clock 31 s: is it receivable again?"""
+        client = self.client
+        if not received and not client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages"):
+            raise TargetError(f"{self.name}: the time-travel probe message was not received")
+        self.clock.advance(31)
+        for _ in range(10):  # some emulators requeue on a periodic scan (LocalStack: every second)
+            if client.receive_message(QueueUrl=url, VisibilityTimeout=0).get("Messages"):
+                return True
+            time.sleep(0.3)
+        return False
 
     def _forget_queue(self, url: str) -> None:
         try:

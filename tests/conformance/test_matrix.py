@@ -164,6 +164,18 @@ def test_matrices_checked_side_by_side_are_merged_into_one_table(tmp_path):
     assert result.stderr.count("\n") == 1
 
 
+def test_an_emulator_that_stops_keeping_time_after_a_large_jump_is_refused_for_time_travel(monkeypatch):
+    """A clock that moves for seconds but not after hours of jump stands for an emulator whose sleeps break
+    there: its lateness would be the probe's, not its own."""
+    from adapters import servers
+
+    real_shift = servers.FakeTime.shift
+    monkeypatch.setattr(servers.FakeTime, "shift",
+                        lambda self, offset: real_shift(self, offset if offset < 3600 else 0.0))
+    with pytest.raises(TimeTravelUnsupported, match="after the clock moved 25 h under libfaketime it no longer"):
+        EmulatorTarget("moto-server", time_travel=True)
+
+
 def test_a_server_that_dies_during_the_time_travel_probe_is_one_line_and_stopped(monkeypatch):
     from adapters import servers
 
