@@ -5,6 +5,7 @@ Exit codes: 0 the target conforms (or the traces re-check clean), 1 divergences 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -32,6 +33,7 @@ TARGET_HELP = f"{' | '.join(SPECS)} (an emulator's name takes {TIME_TRAVEL})"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="sqs-conformance", prog_name="sqs-conformance")
 def main() -> None:
     """Conformance suite for message-queue visibility-timeout semantics."""
 
@@ -111,6 +113,9 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     options = _options(endpoint)
     if witnesses_only and not witnesses:
         raise OneLineError("--witnesses-only and --no-witnesses leave nothing to run")
+    _writable(out_dir, "--out")
+    if report_dir is not None:
+        _can_report()  # before the run, not after it
     default_jobs = 8 if is_real_clock(target_spec) else 1  # waits that are slept overlap across jobs
     targets = _open_targets(target_spec, profile, options, jobs or default_jobs)
     target = targets[0]
@@ -139,17 +144,55 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
             raise OneLineError(str(error)) from None
         finally:
             close_all(targets)
-    report.write_findings(result, out_dir)
-    _print_result(result, out_dir, report)
+    findings = report.write_findings(result, out_dir)
+    _print_result(result, report)
     if hasattr(target, "requests"):  # a service that bills by the request
         console.print(f"{target.requests:,} requests sent; at public SQS pricing about "
                       f"${target.cost_estimate(PROFILES[profile].fifo):.4f}")
     if report_dir is not None:
         _report([str(out_dir)], report_dir, None)
+    _where_to_look(result, out_dir, findings, report_dir, target_spec, profile)
     sys.exit(0 if result.conforms else 1)
 
 
-def _print_result(result, out_dir: Path, report) -> None:
+def _where_to_look(result, out_dir: Path, findings: Path | None, report_dir: str | None, target_spec: str,
+                   profile: str) -> None:
+    """The run's last lines: where to look first, then the verdict."""
+    console.print(f"trace: {out_dir / 'trace.jsonl'}")
+    if report_dir is not None:
+        console.print(f"report: {Path(report_dir) / 'report.html'}")
+    if findings is not None:
+        first = sorted(result.findings)[0]
+        console.print(f"minimal cases: {findings}/ (RULE.txt to read, RULE.py to reproduce with boto3)")
+        console.print(f"re-run one: sqs-conformance confirm --target {target_spec} {findings / (first + '.json')}")
+    console.print(f"[green]{result.target} conforms to {profile}[/green]" if result.conforms else
+                  f"[red]{result.target} diverges from {profile} on {len(result.findings)} rule(s)[/red]")
+
+
+def _writable(folder: Path, option: str) -> None:
+    """A folder the command can write into (made if missing), or a one-line error before anything runs."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".sqs-conformance-write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as error:
+        raise OneLineError(f"{option} {folder}: cannot write there ({error.strerror or error})") from None
+
+
+def _can_report() -> None:
+    """The report needs PySpark and a Java it can start: say so before a run whose report would fail after it."""
+    try:
+        from reports.spark import ReportError, java_version
+    except ImportError as error:
+        raise OneLineError(f"the reports need PySpark ({error}); pip install -e . installs it") from None
+    try:
+        java_version()
+    except ReportError as error:
+        raise OneLineError(str(error)) from None
+
+
+def _print_result(result, report) -> None:
     table = Table(title=f"{result.target} ({result.target_version}) against {result.profile}: "
                         f"{result.cases} cases, {result.steps} steps, {result.rounds} rounds")
     table.add_column("rule", no_wrap=True, min_width=max(len(r.id) for r in rules_for(result.profile)))
@@ -171,9 +214,6 @@ def _print_result(result, out_dir: Path, report) -> None:
     missing = result.gaps()
     if missing:
         console.print(f"[yellow]rules never exercised decisively (no verdict):[/yellow] {', '.join(missing)}")
-    console.print(f"trace: {out_dir / 'trace.jsonl'}   minimal cases: {out_dir / 'findings' / result.run_id}")
-    console.print("[green]conforms[/green]" if result.conforms else
-                  f"[red]{len(result.findings)} diverging rule(s)[/red]")
 
 
 @main.command()
@@ -190,6 +230,8 @@ def check(traces: tuple[Path, ...]) -> None:
         cases = check_traces(traces)
     except (TraceError, ValueError) as error:
         raise OneLineError(str(error)) from None
+    if not any(c.steps for c in cases):
+        raise OneLineError(f"no steps in {', '.join(map(str, traces))}: nothing was checked")
     diverging = [c for c in cases if c.divergences]
     for case in diverging:
         for step, d in case.divergences:
@@ -372,6 +414,8 @@ def _report(traces: list[str], out_dir: str, master: str | None) -> None:
     except ImportError as error:
         raise OneLineError(f"the reports need PySpark ({error}); pip install -e . installs it") from None
     try:
+        if "://" not in out_dir:  # a local folder; Spark itself says what is wrong with a Hadoop path
+            _writable(Path(out_dir), "--out")
         summary = build(session(master), traces, out_dir)
     except ReportError as error:
         raise OneLineError(str(error)) from None
@@ -379,6 +423,9 @@ def _report(traces: list[str], out_dir: str, master: str | None) -> None:
         java = getattr(error, "java_exception", None)  # py4j's own message only names the call that failed
         lines = (str(java.toString()) if java is not None else str(error)).strip().splitlines()
         raise OneLineError(f"Spark failed: {lines[0] if lines else type(error).__name__}") from None
+    if not summary.steps:
+        raise OneLineError(f"no trace lines in {', '.join(traces)} ({summary.quarantined:,} malformed lines "
+                           f"quarantined): is it a trace.jsonl written by `run`?")
     console.print(f"report: {summary.report}  (JUnit: {summary.junit})")
     console.print(f"{summary.files} trace files ({summary.new_files} new or changed), {summary.steps:,} steps, "
                   f"{summary.divergences} distinct divergences, {summary.quarantined:,} malformed lines "
@@ -392,7 +439,9 @@ def _report(traces: list[str], out_dir: str, master: str | None) -> None:
               help="the clock the witnesses are for [default: all three] (repeatable)")
 @click.option("--seed", type=click.IntRange(1, 2**63), default=1, show_default=True)
 @click.option("--check", "check_only", is_flag=True, help="only check the stored witnesses against today's model")
-def witnesses(profiles: tuple[str, ...], paces: tuple[str, ...], seed: int, check_only: bool) -> None:
+@click.option("--update", is_flag=True,
+              help="keep the stored witnesses that still reach their aims; search only for what they leave")
+def witnesses(profiles: tuple[str, ...], paces: tuple[str, ...], seed: int, check_only: bool, update: bool) -> None:
     """Search each rule's witness (the shortest case that exercises it) on the model, and store them with the
     suite; run it again after a change of the model or the machine. Exit 1 if --check finds one stale."""
     from conformance import witnesses as found
@@ -415,7 +464,11 @@ def witnesses(profiles: tuple[str, ...], paces: tuple[str, ...], seed: int, chec
             console.print(f"{profile} ({pace} clock) {aim}: {len(witness.steps)} steps, {witness.waiting:g} s waiting",
                           markup=False)
 
-        catalogue = found.search_catalogue(profile, pace, seed=seed, on_aim=shown)
+        try:
+            kept = found.load(profile, pace) if update else None
+        except found.WitnessError as error:
+            raise OneLineError(str(error)) from None
+        catalogue = found.search_catalogue(profile, pace, seed=seed, on_aim=shown, kept=kept)
         console.print(f"wrote {found.save(catalogue)}: {len(catalogue.witnesses)} witnesses"
                       + (f"; no witness for {', '.join(catalogue.missing)}" if catalogue.missing else ""))
     if check_only:

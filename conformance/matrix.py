@@ -70,7 +70,8 @@ def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int |
         return cell
     cell.seconds = time.monotonic() - started
     cell.cases = result.cases
-    cell.findings = str(report.write_findings(result, out_dir / emulator / profile))
+    findings = report.write_findings(result, out_dir / emulator / profile)
+    cell.findings = str(findings) if findings is not None else ""
     cell.verdicts = {r.id: result.verdict(r.id) for r in rules_for(profile)}
     return cell
 

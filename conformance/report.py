@@ -243,9 +243,13 @@ def summary_json(result) -> str:
     }, indent=2)
 
 
-def write_findings(result, out_dir: Path) -> Path:
+def write_findings(result, out_dir: Path) -> Path | None:
     """Per diverging rule: its description, a boto3 script and its case for `confirm`; and the run's summary.
-    Returns the folder of the findings."""
+    Returns the folder of the findings, None (and no folder) where there are none."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"summary-{result.run_id}.json").write_text(summary_json(result) + "\n")
+    if not result.findings:
+        return None
     findings = out_dir / "findings" / result.run_id
     findings.mkdir(parents=True, exist_ok=True)
     where = f"{result.target} {result.target_version}"
@@ -253,7 +257,6 @@ def write_findings(result, out_dir: Path) -> Path:
         (findings / f"{rule_id}.txt").write_text(describe_finding(finding) + "\n")
         (findings / f"{rule_id}.py").write_text(boto3_script(finding, result.profile, where, f"{rule_id}.py"))
         (findings / f"{rule_id}.json").write_text(case_json(finding, result.profile, where) + "\n")
-    (out_dir / f"summary-{result.run_id}.json").write_text(summary_json(result) + "\n")
     return findings
 
 

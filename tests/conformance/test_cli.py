@@ -19,8 +19,21 @@ def test_run_against_the_model_conforms_and_writes_its_files(tmp_path):
     assert "conforms" in done.stdout and "VIS-EXTEND-NONADDITIVE" in done.stdout  # the rule table
     summaries = list((tmp_path / "out").glob("summary-*.json"))
     assert len(summaries) == 1 and json.loads(summaries[0].read_text())["conforms"] is True
+    assert not (tmp_path / "out" / "findings").exists()  # nothing diverged: no empty folder
+    assert done.stdout.strip().splitlines()[-1].endswith(" conforms to sqs-standard")  # the verdict comes last
     checked = cli("check", str(tmp_path / "out" / "trace.jsonl"))
     assert checked.returncode == 0 and "no divergence" in checked.stdout
+
+
+def test_a_diverging_run_ends_with_where_to_look_and_the_verdict(tmp_path):
+    done = cli("run", "--target", "python:tests.conformance.planted:EmptyBatchAccepted", "--witnesses-only",
+               "--out", str(tmp_path / "out"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.strip().splitlines()
+    tail = " ".join(lines[-8:])  # a long path may fold a line
+    assert "diverges from sqs-standard on" in lines[-1]
+    for pointer in ("trace: ", "minimal cases: ", "re-run one: sqs-conformance confirm --target python:tests"):
+        assert pointer in tail
 
 
 @pytest.mark.parametrize("args, message", [
@@ -40,6 +53,7 @@ def test_run_against_the_model_conforms_and_writes_its_files(tmp_path):
     (["run", "--target", "model", "--tolerance", "-1"], "--tolerance"),
     (["cleanup", "--target", "moto"], "--target"),
     (["confirm", "--target", "model", "/no/such/case.json"], "no case file"),
+    (["run", "--target", "model", "--out", "/proc/no-such-place/runs"], "--out /proc/no-such-place/runs: cannot"),
 ])
 def test_bad_input_gets_one_line_and_exit_2(args, message):
     done = cli(*args)
@@ -61,6 +75,18 @@ def test_an_out_path_that_is_a_file_is_refused_without_touching_it(tmp_path):
     existing.write_text("keep me")
     done = cli("run", "--target", "model", "--examples", "2", "--budget", "0", "--out", str(existing))
     assert done.returncode == 2 and existing.read_text() == "keep me"
+
+
+def test_an_empty_trace_and_a_file_that_is_no_trace_are_refused(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    done = cli("check", str(empty))
+    assert done.returncode == 2 and "nothing was checked" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_version_names_the_package():
+    done = cli("--version")
+    assert done.returncode == 0 and done.stdout.startswith("sqs-conformance, version ")
 
 
 def test_rules_lists_the_catalogue():
