@@ -7,7 +7,7 @@ for `run`'s default budget on a virtual clock, shrinking included) and the time 
 design's mutants share one redis-server on 127.0.0.1, started here and stopped by its pid.
 
     python benchmarks/mutants.py [--design redisq|example|sqliteq|eventlogq] [--examples 30] [--seed 1]
-                                 [--shrink-seconds 30] [--mutant NAME]...
+                                 [--shrink-seconds 30] [--mutant NAME]... [--witnesses-only]
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--mutant", action="append", default=[], help="only this one (repeatable)")
+    parser.add_argument("--witnesses-only", action="store_true", help="the witnesses alone: no default run after")
     parser.add_argument("--shrink-seconds", type=float, default=30.0,
                         help="at most this long shrinking a search round's divergences (Hypothesis' own: 300)")
     args = parser.parse_args()
@@ -66,7 +67,7 @@ def main() -> None:
         server = start_redis()
         os.environ["SQS_CONFORMANCE_REDIS_URL"] = f"redis://127.0.0.1:{server.port}/0"
     try:
-        measure(chosen, args.examples, args.seed, args.shrink_seconds)
+        measure(chosen, args.examples, args.seed, args.shrink_seconds, search=not args.witnesses_only)
         if args.design == "example" and not args.mutant:
             from adapters.examples.mutants import EQUIVALENT
 
@@ -77,7 +78,7 @@ def main() -> None:
             server.stop()
 
 
-def measure(chosen, examples: int, seed: int, shrink_seconds: float) -> None:
+def measure(chosen, examples: int, seed: int, shrink_seconds: float, search: bool = True) -> None:
     killed, by_witnesses, times, lengths = 0, 0, [], []
     print(f"{'mutant':30s} {'profile':13s} {'killed by':>9s} {'seconds':>8s} {'steps':>5s}  rules that caught it")
     for name, profile, factory in chosen:
@@ -86,7 +87,7 @@ def measure(chosen, examples: int, seed: int, shrink_seconds: float) -> None:
             start = time.perf_counter()
             result = run(target, profile, seed=seed, search=False)
             by = "witness"
-            if not result.findings:  # the default run: witnesses, then the search for its default budget
+            if not result.findings and search:  # the default run: witnesses, then the search for its default budget
                 result = run(target, profile, examples=examples, seed=seed, shrink_seconds=shrink_seconds,
                              budget=DEFAULT_BUDGET["virtual"])
                 by = "search"
@@ -101,8 +102,8 @@ def measure(chosen, examples: int, seed: int, shrink_seconds: float) -> None:
             lengths.append(shortest)
         print(f"{name:30s} {profile:13s} {by if result.findings else 'NOTHING':>9s} {seconds:8.2f} "
               f"{shortest if result.findings else '-':>5}  {', '.join(sorted(result.findings)) or '-'}", flush=True)
-    print(f"\nmutation score: {killed}/{len(chosen)} (witnesses alone: {by_witnesses}/{len(chosen)}; "
-          f"witnesses then the search: {killed}/{len(chosen)})")
+    print(f"\nmutation score: {killed}/{len(chosen)} (witnesses alone: {by_witnesses}/{len(chosen)}"
+          + (f"; witnesses then the search: {killed}/{len(chosen)})" if search else ")"))
     if times:
         print(f"time to kill: median {statistics.median(times):.2f} s, max {max(times):.2f} s")
         print(f"shortest case: median {statistics.median(lengths):.0f} steps, max {max(lengths)} steps")

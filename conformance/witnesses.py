@@ -27,7 +27,8 @@ from hypothesis.stateful import run_state_machine_as_test
 from adapters.base import Target, Unsupported, VirtualClock
 from adapters.endpoint import DEFAULT_TOLERANCE
 from adapters.model_target import ModelTarget
-from conformance.machine import GARBAGE_HANDLES, REAL_MAX_WAIT, Run, build_machine, redeliveries_too_many
+from conformance.machine import GARBAGE_HANDLES, REAL_MAX_WAIT, Run, build_machine
+from conformance.redelivery import EarlyReturns
 from conformance.session import Session, Step, Tallies
 from conformance.trace import TraceWriter, decode, encode
 from conformance.translate import map_handles
@@ -74,9 +75,9 @@ def aims_of(step: Step) -> set[Aim]:
     """The aims a step of the model reaches: its decisive rules (`Verdict.decisive`), for a step where the model
     would have permitted an answer of another kind, or that a queue breaking the rule could have passed, shows
     nothing of them; a witness must reach its aim where the answer is decided."""
-    situation = step.verdict.outcome.situation
-    answer = answer_kind(step.response) + (f" ({situation})" if situation else "")
-    return {Aim(rule_id, type(step.op).__name__, answer) for rule_id in step.verdict.decisive}
+    outcome, answer = step.verdict.outcome, answer_kind(step.response)
+    return {Aim(rule_id, type(step.op).__name__, answer + (f" ({s})" if (s := outcome.situation_of(rule_id)) else ""))
+            for rule_id in step.verdict.decisive}
 
 
 @dataclass
@@ -324,15 +325,22 @@ def _mint_order(model_id: str) -> tuple[str, int]:
 
 
 def search_catalogue(profile: str, pace: str, *, seed: int = 1,
-                     on_aim: Callable[[Aim, Witness], None] | None = None) -> Catalogue:
+                     on_aim: Callable[[Aim, Witness], None] | None = None,
+                     kept: Catalogue | None = None) -> Catalogue:
     """Explore, then search a witness for each aim no witness so far reaches, the aims of the shortest cases
-    first (their witnesses reach many others on the way); then one for each rule still without."""
+    first (their witnesses reach many others on the way); then one for each rule still without. With `kept` (a
+    stored catalogue), its witnesses that still reach their aims are kept (`relabelled`), and only what they
+    leave uncovered is searched."""
     from conformance.runner import unreachable
 
     not_generated = unreachable(profile)
     reached = explore(profile, pace, seed=seed)
     catalogue = Catalogue(profile, pace, [])
     covered: set[Aim] = set()
+    for witness in relabelled(kept) if kept is not None else []:
+        covered.add(witness.aim)
+        covered.update(_covered(profile, pace, witness))
+        catalogue.witnesses.append(witness)
 
     def keep(witness: Witness) -> None:
         covered.update(_covered(profile, pace, witness))
@@ -364,6 +372,28 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
         else:
             keep(witness)
     return catalogue
+
+
+def relabelled(catalogue: Catalogue) -> list[Witness]:
+    """The stored witnesses that still reach their aims on today's model. One whose aim has gained a situation
+    since (the same rule, operation and answer, now in a named situation) is kept under the aim it reaches now;
+    one that reaches neither is left out, for the search to replace."""
+    def plain(aim: Aim) -> tuple[str, str, str]:
+        return aim.rule, aim.operation, aim.answer.split(" (", 1)[0]
+
+    kept = []
+    for witness in catalogue.witnesses:
+        try:
+            reached = _aims_reached(catalogue.profile, catalogue.pace, witness)
+        except Unsupported:
+            continue
+        if witness.aim in reached:
+            kept.append(witness)
+            continue
+        same = sorted(a for a in reached if plain(a) == plain(witness.aim))
+        if same:
+            kept.append(Witness(same[0], witness.steps))
+    return kept
 
 
 def _replayed(profile: str, pace: str, steps: Case) -> tuple[Session, set[Aim]]:
@@ -483,6 +513,9 @@ class Replayed:
     divergent: dict[str, tuple[object, list[Step]]] = field(default_factory=dict)  # rule: (divergence, steps)
     cases: int = 0
     steps: int = 0
+    # Early returns across the witnesses, each a distinct case: a queue returning every message early shows one in
+    # many of them (conformance/redelivery.py).
+    early: EarlyReturns = field(default_factory=EarlyReturns)
 
     def keep(self, rule_id: str, divergence: object, steps: list[Step]) -> None:
         """The rule's case, unless a shorter one is kept already."""
@@ -498,9 +531,10 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
     pending: queue.SimpleQueue[Witness] = queue.SimpleQueue()
     for witness in _distinct(catalogue.witnesses):
         pending.put(witness)
+    early = EarlyReturns()  # shared by the jobs
 
     def work(target: Target) -> Replayed:
-        mine = Replayed()
+        mine = Replayed(early=early)
         while True:
             try:
                 witness = pending.get_nowait()
@@ -527,14 +561,16 @@ def _replay_one(target: Target, profile: str, pace: str, witness: Witness, into:
     probes that saw nothing, and any step the target did not need to go wrong, are left out. Where another
     rule's divergence cut the witness short, or answered in its aim's place, so that its rule was never decided,
     the aim is tried again other ways (`_other_ways`), each on fresh queues."""
-    def play(case: Case) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
-        return replay_case(target, profile, case, into, run_id, trace, next(case_ids), known)
+    def play(case: Case, early: EarlyReturns = into.early) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
+        return replay_case(target, profile, case, into, run_id, trace, next(case_ids), known, early)
 
     def keep(shown: list[tuple[Divergence, list[Step]]]) -> None:
         for divergence, steps in shown:
             if target.clock.kind == "virtual":
+                # Left out of the run's early returns: the same case replayed would count its one early return
+                # again each time.
                 def still_shows(case: Case, rule_id: str = divergence.rule) -> list[Step] | None:
-                    return next((again for d, again in play(case)[0] if d.rule == rule_id), None)
+                    return next((again for d, again in play(case, EarlyReturns())[0] if d.rule == rule_id), None)
 
                 steps = fewest_steps(steps, still_shows)
             into.keep(divergence.rule, divergence, steps)
@@ -596,14 +632,14 @@ def _well_formed(profile: str, entries: tuple) -> bool:
 
 
 def replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id: str,
-                 trace: TraceWriter | None, case_id: int, known: frozenset[str]
-                 ) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
+                trace: TraceWriter | None, case_id: int, known: frozenset[str], early: EarlyReturns | None = None
+                ) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
     """The divergences (of rules not `known`) a case shows on the target, each with the steps up to it, and every
     step it took. The case stops where the target's answer leaves the model unable to follow it."""
     target.reset()
     into.cases += 1
     session = Session(target, profile, run_id=run_id, case=case_id, trace=trace, tallies=into.tallies)
-    redelivered: Counter[str] = Counter()
+    redelivered = (early or into.early).case()
     shown: list[tuple[Divergence, list[Step]]] = []
     for advance, op in case:
         if advance:
@@ -615,7 +651,7 @@ def replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id
                 break  # a queue this target cannot have: the witness does not apply
             continue
         into.steps += 1
-        for divergence in step.verdict.divergences + tuple(redeliveries_too_many(step, redelivered)):
+        for divergence in step.verdict.divergences + tuple(redelivered.divergences(step)):
             if divergence.rule not in known:
                 shown.append((divergence, list(session.steps)))
         if not step.verdict.consistent:

@@ -8,15 +8,16 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from model import attributes, errors
 from model.outcomes import (
-    BatchExpectation, Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, concrete, describe, union,
+    BatchExpectation, Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, concrete, describe, situated,
+    union,
 )
 from model.profiles import Profile, get_profile
 from model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Timing, millis
-from model.validation import batch_errors, is_int_in
+from model.validation import batch_errors, edge_situations, is_int_in
 from model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, DeleteEntry,
     DeleteMessage, DeleteMessageBatch, ErrorSpec, GetQueueAttributes, Ok, Operation, PeekMessage, PeekOk,
@@ -54,7 +55,7 @@ class Model:
     # --- the two ways to use the model -----------------------------------------------------------------
 
     def step(self, op: Operation, now: float) -> tuple[Response, Outcome]:
-        outcome = self.expect(op, now).canonical()
+        outcome = self.expect(op, now).canonical().in_situations(edge_situations(op, self.profile))
         self.commit(outcome)
         return concrete(outcome.response), outcome
 
@@ -67,6 +68,7 @@ class Model:
             verdict = _unknown_verdict(self, expectation, observed)
         else:
             verdict = expectation.check(observed)
+        verdict = replace(verdict, outcome=verdict.outcome.in_situations(edge_situations(op, self.profile)))
         self.commit(verdict.outcome)
         return verdict
 
@@ -325,8 +327,9 @@ def _change_state(model: Model, message: Message, s: MessageState, handle: str, 
     """Outcomes of a change on one possible state of the message: (response, rules, new state or None)."""
     p = model.profile
     if not s.live_in(info.queue):
-        if p.error_dialect == "smq":
-            return [(errors.smq_message_not_exist(), ("SMQ-INVISIBLE-ONLY",), None)]
+        if p.error_dialect == "smq":  # gone: apart from a message merely visible again, which a queue may miss
+            rules = ("SMQ-INVISIBLE-ONLY",)
+            return [(errors.smq_message_not_exist(), rules, None, situated(rules, "gone"))]
         if s.gone is Gone.PURGED:  # nothing records what a purged message's handle gets: permit either error
             return [(errors.not_available_for_change(), ("PURGE-ALL", "CMV-DELETED"), None)] + _purged_handle(p)
         if s.queue != info.queue:  # redriven to the dead-letter queue: likewise
@@ -393,12 +396,13 @@ def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, 
     if ceiling is None:
         return [accepted]
     deadline = now + v
-    rules = _ceiling_rules(model, message.sent_at, s, deadline, ceiling)
-    rejected = (errors.beyond_ceiling(int(v)), rules, None)
+    rules, flipped_by = _ceiling_rules(model, message.sent_at, s, deadline, ceiling)
+    situations = situated(("VIS-CEILING-FROM-RECEIVE",), flipped_by)
+    rejected = (errors.beyond_ceiling(int(v)), rules, None, situations)
     band = model.timing.tolerance  # under a real clock the receive and this change each took effect in a window
     if deadline > ceiling + s.received_slack + band:  # beyond even the latest the receive may have set it
         return [rejected]
-    accepted = (accepted[0], rules + accepted[1], accepted[2])  # the ceiling decided: its rules first
+    accepted = (accepted[0], rules + accepted[1], accepted[2], situations)  # the ceiling decided: its rules first
     # EVIDENCE.md: 'Setting 43200 right after a receive may already fail by a second'
     if model.late + v > ceiling - 1 - band:
         return [accepted, rejected]
@@ -409,17 +413,23 @@ _NEAR_CEILING = 60.0  # a decision this close to the ceiling depends on where th
 
 
 def _ceiling_rules(model: Model, sent_at: float, s: MessageState, deadline: float, ceiling: float
-                   ) -> tuple[str, ...]:
-    """Which ceiling rules this decision depends on (a wrong base or a reset would flip it)."""
+                   ) -> tuple[tuple[str, ...], str]:
+    """Which ceiling rules this decision depends on (a wrong base or a reset would flip it), and the situation of
+    a later receive whose ceiling counted from the first receive would flip it."""
     limit = model.profile.ceiling_seconds or 0
     rules: list[str] = []  # most specific first
-    if (deadline > sent_at + limit) != (deadline > ceiling):
+
+    def flips(base: float | None) -> bool:
+        return base is not None and (deadline > base + limit) != (deadline > ceiling)
+
+    from_first = s.first_receive_at != s.received_at and flips(s.first_receive_at)
+    if flips(sent_at) or from_first:
         rules.append("VIS-CEILING-FROM-RECEIVE")
     if s.changed_at is not None and (deadline > s.changed_at + limit) != (deadline > ceiling):
         rules.append("VIS-CEILING-NO-RESET")
     if rules or deadline > ceiling - _NEAR_CEILING:
         rules.append("VIS-CEILING")
-    return tuple(rules)
+    return tuple(rules), "counted from a later receive" if from_first else ""
 
 
 def _per_state(message: Message, outcomes_of) -> list[Outcome]:
@@ -427,14 +437,17 @@ def _per_state(message: Message, outcomes_of) -> list[Outcome]:
     response narrows the message to the states that give it (Enumerated.check merges the matching ones)."""
     result = []
     for s in message.states:
-        for response, rules, new_state in outcomes_of(s):
+        # A purge that spared in-flight messages shows only through their handles: a situation of its own.
+        purged = situated(("PURGE-ALL",), "purged in flight" if s.purged_in_flight else "")
+        for response, rules, new_state, *situations in outcomes_of(s):
             effects = Effects(states={message.id: (new_state if new_state is not None else s,)})
             minted: frozenset[str] = frozenset()
             if isinstance(response, ChangeOk) and response.receipt_handle:
                 minted = frozenset({response.receipt_handle})
                 effects.handles[response.receipt_handle] = HandleInfo(
                     message.id, s.queue, s.received_at if s.received_at is not None else 0.0)
-            result.append(Outcome(response, rules, effects, minted))
+            result.append(Outcome(response, rules, effects, minted,
+                                  situations=(situations[0] if situations else ()) + purged))
     return result
 
 
@@ -480,10 +493,10 @@ def _delete_receipt(model: Model, s: MessageState, handle: str, info: HandleInfo
     p = model.profile
 
     def deleted(rule_id: str) -> MessageState:
-        return s.evolve(gone=Gone.DELETED, why=(rule_id, "DEL-REMOVES"))
+        return s.evolve(gone=Gone.DELETED, why=(rule_id, "DEL-REMOVES"), gone_at=now)
 
     if current and in_flight:
-        return [(Ok(), ("DEL-REMOVES",), s.evolve(gone=Gone.DELETED, why=("DEL-REMOVES",)))]
+        return [(Ok(), ("DEL-REMOVES",), s.evolve(gone=Gone.DELETED, why=("DEL-REMOVES",), gone_at=now))]
     if p.error_dialect == "smq":
         rule = ("SMQ-NEW-HANDLE",)
         if not current:
@@ -528,22 +541,30 @@ def _purge(model: Model, op: PurgeQueue, now: float) -> Expectation:
     if not model.profile.has_purge:
         raise ModelUsageError(f"profile {model.profile.name} has no PurgeQueue")
     queue = model.queue(op.queue)
-    if queue.last_purge_at is not None and now < queue.last_purge_at + model.profile.purge_interval_seconds:
-        return _error(errors.purge_in_progress(), "PURGE-IN-PROGRESS")
+    interval = model.profile.purge_interval_seconds
+    if queue.last_purge_at is not None and now < queue.last_purge_at + interval:
+        # The window counts from the last purge: where an earlier one is past it, a window counted from the
+        # first would have let this purge through.
+        earlier = queue.first_purge_at is not None and now >= queue.first_purge_at + interval
+        return Enumerated([Outcome(errors.purge_in_progress(), ("PURGE-IN-PROGRESS",), situations=situated(
+            ("PURGE-IN-PROGRESS",), "an earlier purge past its window" if earlier else ""))])
     states = {}
     for message in model.messages_in(op.queue):
         states[message.id] = tuple(dict.fromkeys(
-            s.evolve(gone=Gone.PURGED, why=("PURGE-ALL",)) if s.live_in(op.queue) else s for s in message.states))
+            s.evolve(gone=Gone.PURGED, why=("PURGE-ALL",), gone_at=now) if s.live_in(op.queue) else s
+            for s in message.states))
 
     def remember() -> None:
         queue.last_purge_at = now
+        if queue.first_purge_at is None:
+            queue.first_purge_at = now
 
     # A purge shows PURGE-ALL only where it finds a message; one in flight is a situation of its own (a purge that
     # spares in-flight messages passes every purge of visible ones), so witnesses are searched for both.
     in_flight = any(s.in_flight(now) for m in model.messages_in(op.queue) for s in m.states if s.live_in(op.queue))
     return Enumerated([Outcome(Ok(), ("PURGE-ALL", "PURGE-IN-PROGRESS"), Effects(states, queue_updates=(remember,)),
                                undecided=() if states else ("PURGE-ALL",),
-                               situation="in flight" if in_flight else "")])
+                               situations=situated(("PURGE-ALL",), "in flight" if in_flight else ""))])
 
 
 _PEEK = ("PEEK-NO-CHANGE",)

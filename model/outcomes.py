@@ -8,7 +8,7 @@ divergence `check` returns an outcome to adopt, so that a run goes on and can fi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 from collections.abc import Callable
 
@@ -52,9 +52,22 @@ class Outcome:
     # Rules of `rules` this step could not have caught broken: the answer a queue breaking them would give is
     # permitted here too (a count judged on a receive that returned nothing, an order of one message).
     undecided: tuple[str, ...] = ()
-    # What the operation acted on, where a rule can hold in one situation and break in another with the same
-    # answer (a purge that finds a message in flight): witnesses are searched for each situation.
-    situation: str = ""
+    # What the operation acted on, per rule, where a rule can hold in one situation and break in another with the
+    # same answer (a purge that finds a message in flight, a value at the edge of its range, a ceiling counted
+    # from a later receive): witnesses are searched for each situation of each rule.
+    situations: tuple[tuple[str, str], ...] = ()
+
+    def situation_of(self, rule_id: str) -> str:
+        return ", ".join(label for rule, label in self.situations if rule == rule_id)
+
+    def in_situations(self, more: tuple[tuple[str, str], ...]) -> Outcome:
+        """This outcome, with more situations of its rules."""
+        return replace(self, situations=tuple(dict.fromkeys(self.situations + more))) if more else self
+
+
+def situated(rules: tuple[str, ...], label: str) -> tuple[tuple[str, str], ...]:
+    """The same situation for each of `rules`."""
+    return tuple((r, label) for r in rules) if label else ()
 
 
 @dataclass(frozen=True)
@@ -239,8 +252,10 @@ def _merge(outcomes: list[Outcome]) -> Outcome:
         effects = effects.merged_with(other.effects)
     notes = tuple(dict.fromkeys(n for o in outcomes for n in o.notes))
     undecided = tuple(r for r in first.undecided if all(r in o.undecided or r not in o.rules for o in outcomes))
+    # A situation holds only where every world the answer leaves agrees on it.
+    situations = tuple(x for x in first.situations if all(x in o.situations for o in outcomes))
     return Outcome(first.response, _ordered_rules(outcomes), effects, first.minted, notes, first.at, undecided,
-                   first.situation)
+                   situations)
 
 
 @dataclass
@@ -261,7 +276,7 @@ class BatchExpectation:
 
     def canonical(self) -> Outcome:
         chosen = [(entry_id, e.canonical()) for entry_id, e in self.entries]
-        return self._combine([(i, o, concrete(o.response)) for i, o in chosen], ()).outcome
+        return self._combine([(i, o, concrete(o.response)) for i, o in chosen], (), in_order=True).outcome
 
     def check(self, observed: Response) -> Verdict:
         if not isinstance(observed, BatchOk):
@@ -284,16 +299,27 @@ class BatchExpectation:
             consistent = consistent and verdict.consistent
         if by_id:
             divergences.append(Divergence(("BATCH-PARTIAL",), "only the sent entry ids", f"extra ids {sorted(by_id)}"))
+        # A failure of the sender's making (every failure the model knows: a bad handle, a bad value) says so.
+        divergences += [Divergence(("BATCH-PARTIAL",), f"entry {f.id} failed with SenderFault true",
+                                   f"entry {f.id} failed with SenderFault false") for f in observed.failed
+                        if not f.sender_fault and f.id in dict(self.entries)]
         verdict = self._combine(parts, tuple(divergences))
         verdict.consistent = consistent
         return verdict
 
-    def _combine(self, parts: list[tuple[str, Outcome, Response]], divergences: tuple[Divergence, ...]) -> Verdict:
+    def _combine(self, parts: list[tuple[str, Outcome, Response]], divergences: tuple[Divergence, ...],
+                 in_order: bool = False) -> Verdict:
+        """The entries' outcomes as one. As a queue (`in_order`) the model applies them one after another; judging
+        a target, it does not know in which order the target applied entries naming the same message."""
         effects = Effects()
         successful: list[str] = []
         failed: list[EntryFailure] = []
         for entry_id, outcome, response in parts:
-            effects.states.update(outcome.effects.states)
+            # Entries naming one message twice are each judged as if alone; which of them the queue applied last
+            # is not recorded, so the message may end as any of them left it.
+            for message_id, states in outcome.effects.states.items():
+                earlier = () if in_order else effects.states.get(message_id, ())
+                effects.states[message_id] = union(earlier, states)
             effects.handles.update(outcome.effects.handles)
             if isinstance(response, Error):
                 failed.append(EntryFailure(entry_id, response.code, response.message))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from model import errors
-from model.outcomes import Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, describe
+from model.outcomes import Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, describe, situated
 from model.state import Attempt, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, millis
 from model.validation import is_int_in
 from model.values import Error, ReceivedMessage, ReceiveMessage, ReceiveOk, Response
@@ -574,7 +574,19 @@ class ReceiveExpectation:
             decided += tuple(r for r in ("RCV-NEW-HANDLE",) if r in applicable)
         rules = tuple(dict.fromkeys(self.rules + decided))  # e.g. VIS-NOT-STICKY: this receive ignored a change
         return Outcome(ReceiveOk(tuple(shown)), rules, effects, frozenset(minted), notes, self.at,
-                       self._undecided(bool(returned_ids)))
+                       self._undecided(bool(returned_ids)), self._long_poll_situations())
+
+    def _long_poll_situations(self) -> tuple[tuple[str, str], ...]:
+        """A long poll the queue's default made, and one that a message due only during its wait must wake,
+        are situations of their own: a queue may ignore that default, or poll once and answer at once, and
+        still pass every long poll that finds a message already there."""
+        if not self.long_poll:
+            return ()
+        labels = ["the queue's default wait"] if self.op.wait_time_seconds is None else []
+        at_once = {id(c) for c in self._surely_receivable_by(self.invoked)}
+        if any(id(c) not in at_once for c in self._surely_receivable_by(self.invoked + self.wait)):
+            labels.append("a message due during the wait")
+        return situated(("RCV-LONG-POLL",), ", ".join(labels))
 
     def _undecided(self, returned: bool) -> tuple[str, ...]:
         """Rules this receive exercises without being able to catch them broken. A receive count or first
@@ -584,14 +596,22 @@ class ReceiveExpectation:
         undecided = [] if returned else ["RCV-COUNT", "RCV-FIRST-TIMESTAMP"]
         if not any(len(prefix) >= 2 for prefixes in self.prefixes.values() for prefix in prefixes):
             undecided.append("FIFO-ORDER")
-        end = self.invoked + self.wait  # an empty answer would come then: it must not leave out what is due by then
-        if not (self.long_poll and any(
-                len(c.receivable) + len(c.hidden) == len(c.message.states)
-                and all(s.receive_count and s.surely_due(end, self.model.timing.tolerance)
-                        for s in c.receivable + c.hidden)
-                for c in self.candidates.values())):
+        # A long poll differs from a short one only where a message is surely receivable before its wait ends
+        # (an empty answer would come then): on an empty queue the two answer alike.
+        due_by_end = self._surely_receivable_by(self.invoked + self.wait)
+        if not (self.long_poll and due_by_end):
+            undecided.append("RCV-LONG-POLL")
+        if not (self.long_poll and any(all(s.receive_count for s in c.receivable + c.hidden) for c in due_by_end)):
             undecided.append("RCV-REAPPEAR")
         return tuple(undecided)
+
+    def _surely_receivable_by(self, end: float) -> list[_Candidate]:
+        """The messages receivable by `end` in every state they may be in (none held back or moved instead)."""
+        tolerance = self.model.timing.tolerance
+        return [c for c in self.candidates.values()
+                if c.receivable + c.hidden and not c.due and not c.blocked
+                and len(c.receivable) + len(c.hidden) == len(c.message.states)
+                and all(s.surely_due(end, tolerance) for s in c.receivable + c.hidden)]
 
     def _received_with(self, s: MessageState, handle: str, v: int) -> MessageState:
         why: list[str] = []

@@ -81,6 +81,12 @@ class MessageState(NamedTuple):
     # redriven message's receive count and first-receive timestamp go on or start again is not recorded.
     redrive_base: int | None = None
     redrive_first_at: float | None = None
+    gone_at: float | None = None  # when it was deleted or purged
+
+    @property
+    def purged_in_flight(self) -> bool:
+        return (self.gone is Gone.PURGED and self.hidden is Hidden.RECEIPT and self.gone_at is not None
+                and self.visible_at > self.gone_at)
 
     def live_in(self, queue: str) -> bool:
         return self.queue == queue and self.gone is Gone.NO
@@ -166,6 +172,7 @@ class Queue:
     dedup: dict[str, tuple[str, float]] = field(default_factory=dict)  # dedup id -> (message id, sent at)
     attempts: dict[str, Attempt] = field(default_factory=dict)
     last_purge_at: float | None = None
+    first_purge_at: float | None = None
 
     def setting(self, name: str, now: float, propagation: float) -> tuple[object, ...]:
         return self.settings[name].values_at(now, propagation)

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import re
 
+from typing import TYPE_CHECKING
+
 from model import errors
 from model.outcomes import Outcome
+from model.values import (
+    ChangeMessageVisibility, CreateQueue, Operation, ReceiveMessage, SendMessage, SetQueueAttributes,
+)
+
+if TYPE_CHECKING:
+    from model.profiles import Profile
 
 _BATCH_ENTRY_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
 
@@ -28,3 +36,38 @@ def batch_errors(entry_ids: list[str], max_entries: int) -> list[Outcome]:
     if len(set(entry_ids)) != len(entry_ids):
         faults.append(Outcome(errors.batch_ids_not_distinct(), ("BATCH-IDS-DISTINCT",)))
     return faults
+
+
+def ranged_values(op: Operation, p: Profile) -> list[tuple[str, object, int, int, tuple[str, ...]]]:
+    """The ranged values an operation names: (parameter, value, lowest, highest, the rules that read it, the
+    range's own first)."""
+    found: list[tuple[str, object, int, int, tuple[str, ...]]] = []
+    if isinstance(op, ReceiveMessage):
+        found += [("VisibilityTimeout", op.visibility_timeout, p.visibility_min, p.visibility_max,
+                   ("VIS-RANGE", "RCV-OVERRIDE")),
+                  ("WaitTimeSeconds", op.wait_time_seconds, 0, p.wait_max, ("RCV-WAIT-RANGE", "RCV-LONG-POLL")),
+                  ("MaxNumberOfMessages", op.max_messages, 1, p.max_messages_max, ("RCV-MAX-MESSAGES",))]
+    elif isinstance(op, ChangeMessageVisibility):
+        found.append(("VisibilityTimeout", op.visibility_timeout, p.visibility_min, p.visibility_max, ("VIS-RANGE",)))
+    elif isinstance(op, SendMessage):
+        found.append(("DelaySeconds", op.delay_seconds, 0, p.delay_max, ("DELAY-HIDES",)))
+    elif isinstance(op, (CreateQueue, SetQueueAttributes)):
+        limits = {"VisibilityTimeout": (p.visibility_min, p.visibility_max, ("VIS-RANGE",)),
+                  "DelaySeconds": (0, p.delay_max, ("DELAY-HIDES",)),
+                  "ReceiveMessageWaitTimeSeconds": (0, p.wait_max, ("RCV-WAIT-RANGE", "RCV-LONG-POLL"))}
+        found += [(name, op.attributes.get(name), *limits[name]) for name in limits]
+    return [entry for entry in found if entry[1] is not None]
+
+
+def edge_situations(op: Operation, p: Profile) -> tuple[tuple[str, str], ...]:
+    """A ranged value at an edge of its range, or past it on either side, is a situation of each rule reading it:
+    an off-by-one at the top passes every value at the bottom, and a check of one side passes the other."""
+    situations: list[tuple[str, str]] = []
+    for name, value, low, high, rules in ranged_values(op, p):
+        number = int(value) if isinstance(value, str) and value.strip().lstrip("-").isdigit() else value
+        if not isinstance(number, int) or isinstance(number, bool):
+            continue
+        label = ("below its range" if number < low else "above its range" if number > high
+                 else "at its lowest" if number == low else "at its highest" if number == high else "")
+        situations += [(rule_id, f"{name} {label}") for rule_id in rules] if label else []
+    return tuple(situations)

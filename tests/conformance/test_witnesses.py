@@ -89,6 +89,25 @@ def test_a_queue_that_returns_every_message_early_is_caught_by_one_witness():
                             case_ids=iter(range(1, 99))).divergent == {}
 
 
+def test_early_returns_of_one_rule_in_several_witnesses_count_against_the_target():
+    """One early return per witness is permitted in each alone, but not in three witnesses of a run; one in a run
+    is a rare redelivery."""
+    from conformance.redelivery import IN_A_RUN
+
+    def early_once(timeout: int) -> witnesses.Witness:
+        probed = witnesses.with_probes("sqs-standard", "virtual", witnesses.Witness(HIDDEN, received(timeout)))
+        return witnesses.Witness(HIDDEN, probed.steps[:-1])  # one probe: one early return
+
+    def shown(timeouts) -> dict:
+        catalogue = witnesses.Catalogue("sqs-standard", "virtual", [early_once(t) for t in timeouts])
+        return witnesses.replay([EarlyDeadlines("sqs-standard")], catalogue, run_id="t", trace=None,
+                                case_ids=iter(range(1, 99))).divergent
+
+    assert shown([30]) == {}
+    many = shown([30 + i for i in range(IN_A_RUN)])
+    assert "RCV-HIDE" in many and "cases of this run" in many["RCV-HIDE"][0].observed
+
+
 
 def test_a_step_reaches_an_aim_only_where_the_model_permits_no_answer_of_another_kind():
     aim = witnesses.Aim("SMQ-INVISIBLE-ONLY", "ChangeMessageVisibility", "MessageNotExist")

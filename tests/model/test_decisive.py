@@ -91,8 +91,85 @@ def test_a_purge_decides_purge_all_only_where_it_finds_a_message_and_names_one_i
     visible = Scenario()
     visible.send()
     purged = visible.check(PurgeQueue("q"), 0, Ok())
-    assert "PURGE-ALL" in purged.decisive and purged.outcome.situation == ""
+    assert "PURGE-ALL" in purged.decisive and purged.outcome.situation_of("PURGE-ALL") == ""
     flying = Scenario()
     flying.send()
     flying.receive_one(at=0)
-    assert flying.check(PurgeQueue("q"), 1, Ok()).outcome.situation == "in flight"
+    assert flying.check(PurgeQueue("q"), 1, Ok()).outcome.situation_of("PURGE-ALL") == "in flight"
+
+
+# --- situations: where a rule holds in one situation and may break in another, with the same answer ----------------
+
+def test_a_value_at_either_edge_of_its_range_or_past_either_side_is_a_situation_of_the_rules_reading_it():
+    q = Scenario()
+    q.send()
+    at_top = receive(q, 0, ReceiveOk(()), visibility_timeout=43200)  # nothing returned yet: VIS-RANGE still decided
+    assert at_top.outcome.situation_of("RCV-OVERRIDE") == "VisibilityTimeout at its highest"
+    assert at_top.outcome.situation_of("RCV-MAX-MESSAGES") == "MaxNumberOfMessages at its highest"
+    assert receive(q, 0, ReceiveOk(()), visibility_timeout=30).outcome.situation_of("RCV-OVERRIDE") == ""
+    for value, side in ((-1, "below its range"), (43201, "above its range")):
+        refused = q.check(ChangeMessageVisibility("q", "rh-1", value), 1, Error("InvalidParameterValue", ""))
+        assert refused.outcome.situation_of("VIS-RANGE") == f"VisibilityTimeout {side}"
+    created = q.check(CreateQueue("other", {"DelaySeconds": 900}), 2, Ok())
+    assert created.outcome.situation_of("DELAY-HIDES") == "DelaySeconds at its highest"
+
+
+def test_a_ceiling_that_a_later_receive_leaves_room_for_is_a_situation_of_its_own():
+    q = Scenario(VisibilityTimeout=10)
+    q.send()
+    q.receive_one(at=0)
+    later = q.receive_one(at=20_000)  # the first receive's 12 hours end at 43,200; this one's at 63,200
+    accepted = q.check(ChangeMessageVisibility("q", later.receipt_handle, 43_000), 20_001, ChangeOk())
+    assert "VIS-CEILING-FROM-RECEIVE" in accepted.decisive
+    assert accepted.outcome.situation_of("VIS-CEILING-FROM-RECEIVE") == "counted from a later receive"
+    first = Scenario()
+    first.send()
+    handle = first.receive_one(at=0).receipt_handle
+    near = first.check(ChangeMessageVisibility("q", handle, 43_190), 1, ChangeOk())
+    assert near.outcome.situation_of("VIS-CEILING-FROM-RECEIVE") == ""
+
+
+def test_a_purge_refused_where_only_an_earlier_purge_is_past_the_window_is_a_situation_of_its_own():
+    from model.values import PurgeQueue
+
+    q = Scenario()
+    in_progress = Error("PurgeQueueInProgress", "")
+    q.check(PurgeQueue("q"), 0, Ok())
+    assert q.check(PurgeQueue("q"), 30, in_progress).outcome.situation_of("PURGE-IN-PROGRESS") == ""
+    q.check(PurgeQueue("q"), 61, Ok())
+    refused = q.check(PurgeQueue("q"), 100, in_progress)
+    assert refused.ok and refused.outcome.situation_of("PURGE-IN-PROGRESS") == "an earlier purge past its window"
+
+
+def test_the_queues_default_wait_and_a_handle_purged_in_flight_are_situations():
+    from model.values import PurgeQueue
+
+    q = Scenario(ReceiveMessageWaitTimeSeconds=5)
+    mid = q.send(delay_seconds=2)
+    polled = q.check(ReceiveMessage("q", max_messages=10), 0, ReceiveOk((ReceivedMessage(mid, "body", None, 1, 2000),)))
+    assert polled.ok and polled.outcome.situation_of("RCV-LONG-POLL") == (
+        "the queue's default wait, a message due during the wait")  # delayed 2 s into a 5 s wait
+    handle = polled.outcome.response.messages[0].receipt_handle
+    q.check(PurgeQueue("q"), 3, Ok())
+    from model import errors
+    from model.outcomes import concrete
+
+    refused = q.check(ChangeMessageVisibility("q", handle, 10), 4, concrete(errors.not_available_for_change()))
+    assert refused.ok and refused.outcome.situation_of("PURGE-ALL") == "purged in flight"
+
+
+def test_a_long_poll_is_decided_only_where_a_message_is_surely_receivable_before_its_wait_ends():
+    empty = Scenario()
+    assert "RCV-LONG-POLL" not in receive(empty, 0, ReceiveOk(()), wait_time_seconds=5).decisive  # as a short poll
+    coming = Scenario()
+    mid = coming.send(delay_seconds=2)
+    got = receive(coming, 0, ReceiveOk((ReceivedMessage(mid, "body", None, 1, 2000),)), wait_time_seconds=5)
+    assert got.ok and "RCV-LONG-POLL" in got.decisive
+    assert got.outcome.situation_of("RCV-LONG-POLL") == "a message due during the wait"
+    there = Scenario()
+    mid = there.send()
+    got = receive(there, 0, ReceiveOk((ReceivedMessage(mid, "body", None, 1, 0),)), wait_time_seconds=5)
+    assert "RCV-LONG-POLL" in got.decisive and got.outcome.situation_of("RCV-LONG-POLL") == ""
+    later = Scenario()
+    later.send(delay_seconds=10)  # due only after the wait: a short poll would answer the same
+    assert "RCV-LONG-POLL" not in receive(later, 0, ReceiveOk(()), wait_time_seconds=5).decisive

@@ -4,6 +4,7 @@ Where a row is checked through `observe`, both sides are tested: a response the 
 flagged, and one it rules out must be flagged with the row's rule id.
 """
 
+import dataclasses
 import pytest
 
 from model.values import (
@@ -418,6 +419,10 @@ def test_batch_entries_fail_on_their_own(profile):
     assert q.receivable(50.999) == []
     op = ChangeMessageVisibilityBatch("q", (ChangeEntry("bad", "garbage", 5),))
     assert flagged(q.check(op, 2, BatchOk(("bad",)))) == ["HANDLE-MALFORMED"]
+    invalid = next(f for f in response.failed if f.id == "bad")
+    assert flagged(q.check(op, 3, BatchOk((), (invalid,)))) == []
+    not_the_senders = dataclasses.replace(invalid, sender_fault=False)
+    assert flagged(q.check(op, 4, BatchOk((), (not_the_senders,)))) == ["BATCH-PARTIAL"]
 
 
 def test_batch_partial_is_exercised_where_an_entry_fails_before_another():
@@ -939,3 +944,22 @@ def test_nothing_records_whether_a_change_checks_its_value_or_its_handle_first()
     assert flagged(q.check(op, 1, handle_first)) == []
     assert flagged(q.check(op, 1, value_first)) == []
     assert flagged(q.check(op, 1, ChangeOk())) == ["VIS-RANGE"]
+
+
+def test_a_batch_naming_one_message_twice_may_leave_it_as_either_entry_did():
+    from model.values import ChangeEntry, ChangeMessageVisibilityBatch
+
+    def changed_twice():  # FIFO: no early redelivery is permitted there, so every answer is judged plainly
+        q = Scenario("sqs-fifo")
+        mid = q.send()
+        handle = q.receive_one(at=0).receipt_handle
+        op = ChangeMessageVisibilityBatch("q", (ChangeEntry("a", handle, 0), ChangeEntry("b", handle, 60)))
+        assert q.check(op, 1, BatchOk(("a", "b"))).ok  # judging a target, which applied them in some order
+        return q, mid
+
+    q, mid = changed_twice()
+    assert flagged(q.check(ReceiveMessage("q", max_messages=1), 2, EMPTY)) == []  # applied in order: hidden 60 s
+    q, mid = changed_twice()
+    assert flagged(q.check(ReceiveMessage("q", max_messages=1), 2, received(q, mid, 2))) == []  # the other order
+    q, mid = changed_twice()
+    assert flagged(q.check(ReceiveMessage("q", max_messages=1, wait_time_seconds=1), 61.5, EMPTY)) != []

@@ -1,0 +1,65 @@
+"""Early redeliveries: permitted rarely (EVIDENCE.md 'at-least-once': count it, do not fail on one), so what
+counts against a target is one that is not rare. Two of one rule in one case are not; nor is one in a case when
+the same rule returned messages early in many other cases of the run: a queue whose every timeout is short shows
+one early return per case, and must not pass because no single case happened to show two."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+
+from conformance.session import Step
+from model.outcomes import Divergence
+
+IN_ONE_CASE = 2  # early returns of one rule in one case that are not rare
+IN_A_RUN = 3  # cases of a run with an early return of one rule, at the least, that are not rare
+SHARE_OF_A_RUN = 0.1  # ... and this share of the cases that decided the rule
+
+
+class EarlyReturns:
+    """One run's count, shared by its cases (and its concurrent jobs): per rule, the cases that decided it and the
+    cases in which a message of it came back early."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.deciding: Counter[str] = Counter()
+        self.early: Counter[str] = Counter()
+
+    def case(self) -> CaseEarlyReturns:
+        return CaseEarlyReturns(self)
+
+    def systematic(self, rule_id: str) -> bool:
+        early = self.early[rule_id]
+        return early >= max(IN_A_RUN, math.ceil(SHARE_OF_A_RUN * self.deciding[rule_id]))
+
+
+class CaseEarlyReturns:
+    """One case's count, feeding its run's."""
+
+    def __init__(self, run: EarlyReturns) -> None:
+        self.run = run
+        self.noted: Counter[str] = Counter()
+        self.decided: set[str] = set()
+
+    def divergences(self, step: Step) -> list[Divergence]:
+        """The step's early returns that are not rare, each as a divergence of its rule."""
+        found = []
+        with self.run._lock:
+            for rule_id in step.verdict.decided | {n.rule for n in step.verdict.outcome.notes}:
+                if rule_id not in self.decided:
+                    self.decided.add(rule_id)
+                    self.run.deciding[rule_id] += 1
+            for note in step.verdict.outcome.notes:
+                self.noted[note.rule] += 1
+                if self.noted[note.rule] == 1:
+                    self.run.early[note.rule] += 1
+                expected = f"{note.expected} (a redelivery may happen rarely)"
+                if self.noted[note.rule] >= IN_ONE_CASE:
+                    found.append(Divergence(note.rules, expected, f"{note.observed}, redelivered early "
+                                            f"{self.noted[note.rule]} times in one case", note.message_ids))
+                elif self.run.systematic(note.rule):
+                    found.append(Divergence(note.rules, expected, f"{note.observed}; early in "
+                                            f"{self.run.early[note.rule]} of the {self.run.deciding[note.rule]} "
+                                            f"cases of this run that decided it", note.message_ids))
+        return found
