@@ -216,7 +216,12 @@ class ReceiveExpectation:
             groups.setdefault(candidate.message.group_id or "", []).append(candidate)
         for group_id, members in groups.items():
             members.sort(key=lambda c: c.message.seq)
-            options = [c.receivable + c.due + c.hidden for c in members]
+            # A message that may not be in this queue at all (moved to a dead-letter queue, deleted through a
+            # handle of another world) has that world too: there it neither holds the group nor joins its prefix.
+            options: list[list[MessageState | None]] = [
+                c.receivable + c.due + c.hidden
+                + ([None] if len(c.receivable) + len(c.due) + len(c.hidden) < len(c.message.states) else [])
+                for c in members]
             prefixes: list[list[str]] = []
             allowed: dict[str, set[MessageState]] = {c.message.id: set() for c in members}
             surely: set[str] | None = None
@@ -226,6 +231,8 @@ class ReceiveExpectation:
                 certain: set[str] = set()  # the prefix if a message at its exact deadline instant is still hidden
                 blocked_for_sure = False
                 for member, s in zip(members, combo, strict=True):
+                    if s is None:
+                        continue
                     if s in member.hidden:
                         self.blockers[group_id] = ("FIFO-VISIBLE-PREFIX",) if prefix else ("FIFO-GROUP-LOCK",)
                         break

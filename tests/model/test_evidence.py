@@ -963,3 +963,21 @@ def test_a_batch_naming_one_message_twice_may_leave_it_as_either_entry_did():
     assert flagged(q.check(ReceiveMessage("q", max_messages=1), 2, received(q, mid, 2))) == []  # the other order
     q, mid = changed_twice()
     assert flagged(q.check(ReceiveMessage("q", max_messages=1, wait_time_seconds=1), 61.5, EMPTY)) != []
+
+
+def test_a_fifo_message_that_may_be_elsewhere_does_not_hold_its_group_in_this_queue():
+    # m2 may have been moved to the dead-letter queue, or may still be in flight here: in the world where it
+    # stays here, the dead-letter queue's group is m1 then m3, and nothing must stand between them.
+    q = Scenario("sqs-fifo", queue="dlq")
+    q.queue = "q"
+    q.do(CreateQueue("q", {"FifoQueue": "true", "ContentBasedDeduplication": "true", "VisibilityTimeout": 0,
+                           "RedrivePolicy": {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}), 0)
+    first, second, third = (q.send(body, group_id="g") for body in ("m1", "m2", "m3"))
+    poll = ReceiveMessage("q", max_messages=10, wait_time_seconds=1)
+    q.check(poll, 0, ReceiveOk(tuple(ReceivedMessage(m, b, None, 1, 0)
+                                     for m, b in ((first, "m1"), (second, "m2"), (third, "m3")))))
+    q.set_attributes(1, VisibilityTimeout=60)  # the next receive may still use 0, or already 60
+    q.check(ReceiveMessage("q", max_messages=10), 1, EMPTY)  # m1 and m3 moved, m2 perhaps not
+    dlq = ReceiveMessage("dlq", max_messages=10, wait_time_seconds=1)
+    both = ReceiveOk((ReceivedMessage(first, "m1", None, 1), ReceivedMessage(third, "m3", None, 1)))
+    assert flagged(q.check(dlq, 2, both)) == []
