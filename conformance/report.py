@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,8 @@ from conformance.session import Step
 from conformance.trace import encode
 from model import rule
 from model.values import (
-    ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage, DeleteMessageBatch, Error,
-    GetQueueAttributes, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage, SetQueueAttributes,
+    BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage, DeleteMessageBatch,
+    Error, GetQueueAttributes, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage, SetQueueAttributes,
 )
 
 
@@ -108,7 +109,9 @@ Expected: {expected}
 Observed: {observed}
 
 Run it against any SQS endpoint:  python {filename} [ENDPOINT_URL]
-With no endpoint it uses your AWS configuration (real AWS: it creates and deletes its own queues{waits}).
+With no endpoint it uses your AWS configuration (real AWS: it creates and deletes its own queues{waits}); with
+one, and no AWS credentials configured, dummy ones, as an emulator takes any.
+It ends by saying whether the divergence reproduced: exit 1 if it did, 0 if not.
 """
 import json
 import os
@@ -121,10 +124,15 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 endpoint = sys.argv[1] if len(sys.argv) > 1 else None
-sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
-                   config=Config(retries={{"total_max_attempts": 1}}))
+session = boto3.Session()
+dummy = {{"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}}
+sqs = session.client("sqs", endpoint_url=endpoint, region_name=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+                     config=Config(retries={{"total_max_attempts": 1}}),
+                     **(dummy if endpoint and session.get_credentials() is None else {{}}))
 prefix = "conformance-case-" + uuid.uuid4().hex[:8] + "-"
 queues, arns, handles = {{}}, {{}}, {{}}
+OBSERVED = {observed_kind!r}  # what the diverging step answered where the divergence was found
+EXPECTED = {expected_kind!r}  # what the model permits there
 
 
 def call(label, method, **kwargs):
@@ -141,14 +149,31 @@ def remember(reply, handle_by_body):
     for message in reply.get("Messages", []):
         if message["Body"] in handle_by_body:
             handles[handle_by_body[message["Body"]]] = message["ReceiptHandle"]
+    return reply
+
+
+def kind(reply, call):
+    """An answer in the words OBSERVED uses: its error code, the bodies a receive returned, a batch's failures."""
+    if "Error" in reply:
+        return "error " + reply["Error"].get("Code", "").removeprefix("AWS.SimpleQueueService.")
+    if call == "receive_message":
+        return "messages " + ",".join(m["Body"] for m in reply.get("Messages", []))
+    if call.endswith("_batch"):
+        return "failed " + ",".join(sorted(f["Id"] + ":" + f["Code"] for f in reply.get("Failed", [])))
+    return "ok"
 
 
 try:
 '''
 
-_SCRIPT_TAIL = '''finally:
+_SCRIPT_TAIL = '''    shown = kind(last, LAST_CALL)
+finally:
     for url in queues.values():
         sqs.delete_queue(QueueUrl=url)
+if shown == OBSERVED:
+    print(f"reproduced: the diverging step answered {shown!r} again (the model: {EXPECTED!r})")
+    sys.exit(1)
+print(f"not reproduced: the diverging step answered {shown!r} (found: {OBSERVED!r}; the model: {EXPECTED!r})")
 '''
 
 
@@ -157,15 +182,30 @@ def boto3_script(finding: Finding, profile: str, target: str, filename: str = "c
     r = rule(finding.rule)
     total_wait = sum(step.advanced for step in finding.steps)
     waits = f"; it waits {total_wait:,.0f} s in all" if total_wait >= 1 else ""
+    last = finding.steps[-1]
     head = _SCRIPT_HEAD.format(rule_id=r.id, profile=profile, target=target, statement=r.statement,
                                source=r.source, expected=d.expected, observed=d.observed, filename=filename,
-                               waits=waits)
+                               waits=waits, observed_kind=answer_words(last.response), expected_kind=d.expected)
     body = []
     for step in finding.steps:
         if step.advanced:
             body.append(f"    time.sleep({step.advanced!r})")
         body.extend("    " + line for line in _call_lines(step))
+    body[-1] = "    last = " + body[-1].strip()  # the diverging step's reply
+    method = re.search(r"'([a-z_]+)'", body[-1])
+    body.append(f"    LAST_CALL = {method.group(1) if method else 'create_queue'!r}")
     return head + "\n".join(body) + "\n" + _SCRIPT_TAIL
+
+
+def answer_words(response) -> str:
+    """A response in the words a RULE.py script reads a boto3 reply in (its `kind`)."""
+    if isinstance(response, Error):
+        return f"error {response.code}"
+    if isinstance(response, ReceiveOk):
+        return "messages " + ",".join(m.body for m in response.messages)
+    if isinstance(response, BatchOk):
+        return "failed " + ",".join(sorted(f"{f.id}:{f.code}" for f in response.failed))
+    return "ok"
 
 
 def _handle(h: str) -> str:

@@ -4,6 +4,7 @@ import io
 import sys
 from contextlib import redirect_stdout
 
+import pytest
 from moto import mock_aws
 
 from conformance.report import boto3_script, describe_finding
@@ -33,4 +34,14 @@ def test_the_script_runs_against_an_endpoint_and_shows_the_answer(monkeypatch):
         exec(compile(script, "case.py", "exec"), {"__name__": "__main__"})
     printed = output.getvalue()
     last = len(finding.steps) - 1
-    assert f"step {last}:" in printed and "ReceiptHandleIsInvalid" in printed.splitlines()[-1]
+    assert f"step {last}:" in printed and "ReceiptHandleIsInvalid" in printed.splitlines()[-2]
+    # moto answers as AWS does here: the planted divergence does not reproduce, and the script says so
+    assert printed.splitlines()[-1].startswith("not reproduced: the diverging step answered 'error "
+                                               "ReceiptHandleIsInvalid' (found: 'error InvalidParameterValue'")
+    # Against a queue that answers as the one it was found on, it reproduces, and exits 1
+    as_found = script.replace("OBSERVED = 'error InvalidParameterValue'", "OBSERVED = 'error ReceiptHandleIsInvalid'")
+    assert as_found != script
+    output = io.StringIO()
+    with mock_aws(), redirect_stdout(output), pytest.raises(SystemExit) as exited:
+        exec(compile(as_found, "case.py", "exec"), {"__name__": "__main__"})
+    assert exited.value.code == 1 and output.getvalue().splitlines()[-1].startswith("reproduced: ")
