@@ -414,9 +414,10 @@ def _report(traces: list[str], out_dir: str, master: str | None) -> None:
     except ImportError as error:
         raise OneLineError(f"the reports need PySpark ({error}); pip install -e . installs it") from None
     try:
+        spark = session(master)  # first: without Java, nothing is written
         if "://" not in out_dir:  # a local folder; Spark itself says what is wrong with a Hadoop path
             _writable(Path(out_dir), "--out")
-        summary = build(session(master), traces, out_dir)
+        summary = build(spark, traces, out_dir)
     except ReportError as error:
         raise OneLineError(str(error)) from None
     except (PySparkException, Py4JError) as error:  # a path Spark cannot read or write, a cluster gone, ...

@@ -73,6 +73,15 @@ def test_an_unwritable_destination_is_one_line_and_no_java_stack(tmp_path):
     (tmp_path / "a-file").write_text("in the way")
     result = sqs_conformance("report", str(tmp_path / "t.jsonl"), "--out", str(tmp_path / "a-file" / "out"))
     assert result.returncode == 2
-    assert result.stderr.splitlines()[-1].startswith("sqs-conformance: error: Spark failed: ")
+    assert result.stderr.splitlines()[-1].startswith(f"sqs-conformance: error: --out {tmp_path / 'a-file' / 'out'}: "
+                                                     "cannot write there (Not a directory)")
     assert "\tat " not in result.stderr and "Traceback" not in result.stderr
     assert (tmp_path / "a-file").read_text() == "in the way"
+
+
+def test_a_file_that_is_no_trace_is_refused_in_one_line(tmp_path):
+    (tmp_path / "notes.txt").write_text("these are my notes\nnot a trace\n")
+    result = sqs_conformance("report", str(tmp_path / "notes.txt"), "--out", str(tmp_path / "out"))
+    last = result.stderr.splitlines()[-1]  # the JVM may warn before it
+    assert result.returncode == 2 and last.startswith("sqs-conformance: error: no trace lines in ")
+    assert "2 malformed lines quarantined" in last and "Traceback" not in result.stderr
