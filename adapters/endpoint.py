@@ -189,11 +189,14 @@ class EmulatorTarget(EndpointTarget):
             started = time.monotonic()
             client.receive_message(QueueUrl=url, WaitTimeSeconds=1)  # nothing to return: it waits its second
             polled = time.monotonic() - started
-            if not taken or not 0.5 <= polled <= 5 or not self._comes_back_after_a_move(url, received=True):
+            wrong = [] if taken else ["the message was not receivable"]
+            wrong += [] if 0.5 <= polled <= 5 else [f"a 1 s long poll took {polled:.1f} s"]
+            if taken and not wrong and not self._comes_back_after_a_move(url, received=True):
+                wrong.append("a message hidden for 30 s stayed hidden after 31 s more")
+            if wrong:
                 raise TimeTravelUnsupported(
                     f"{self.name}: after the clock moved {TIME_TRAVEL_JUMP / 3600:g} h under libfaketime it no "
-                    f"longer keeps time (a 1 s long poll took {polled:.1f} s, or a hidden message did not come "
-                    f"back): check it on a real clock")
+                    f"longer keeps time ({'; '.join(wrong)}): check it on a real clock")
         except (botocore.exceptions.ClientError, *UNANSWERED) as error:
             raise TargetError(f"{self.name}: the time-travel probe failed: {redact(str(error))}") from None
         finally:
