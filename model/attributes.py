@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from model import errors
 from model.outcomes import Divergence, Effects, Outcome, Verdict, describe
 from model.state import Hidden, Queue, Redrive, Setting
-from model.validation import is_int_in
+from model.validation import as_int, attribute_ranges, is_int_in
 from model.values import AttributesOk, ErrorSpec, Response
 
 if TYPE_CHECKING:
@@ -23,31 +23,19 @@ COUNTS = (VISIBLE, NOT_VISIBLE, DELAYED)
 SETTINGS = ("VisibilityTimeout", "DelaySeconds", "ReceiveMessageWaitTimeSeconds")
 
 
-def _as_int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return None
-
-
 def parse(model: Model, raw: dict[str, object], *, creating: bool) -> dict[str, object] | Outcome:
     """The attributes as values, or the error outcome of the first invalid one."""
     from model.core import ModelUsageError
 
     p = model.profile
     parsed: dict[str, object] = {}
-    ranges = {"VisibilityTimeout": (p.visibility_min, p.visibility_max, "VIS-RANGE", True)}
-    ranges["DelaySeconds"] = (0, p.delay_max, "DELAY-HIDES", p.has_delay)
-    ranges["ReceiveMessageWaitTimeSeconds"] = (0, p.wait_max, "RCV-WAIT-RANGE", p.has_long_poll)
+    ranges = attribute_ranges(p)
     for name, value in raw.items():
         if name in ranges:
             low, high, rule_id, supported = ranges[name]
             if not supported:
                 raise ModelUsageError(f"profile {p.name} has no queue attribute {name}")
-            number = _as_int(value)
+            number = as_int(value)
             if number is None or not is_int_in(number, low, high):
                 return Outcome(_attribute_error(name, value, p.error_dialect), (rule_id,))
             parsed[name] = number
@@ -91,7 +79,7 @@ def _redrive(model: Model, value: object) -> Redrive | ErrorSpec | None:
     target = policy.get("deadLetterTargetQueue")
     if target not in model.queues:
         raise ModelUsageError(f"dead-letter queue {target!r} is not in the model")
-    count = _as_int(policy.get("maxReceiveCount"))
+    count = as_int(policy.get("maxReceiveCount"))
     if count is None or not is_int_in(count, 1, 1000):
         return errors.attribute_out_of_range("RedrivePolicy", value)
     return Redrive(target, count)
@@ -167,7 +155,7 @@ class AttributesExpectation:
             return Verdict(Outcome(observed, self.rules), (problem,))
         problems = []
         for name, (low, high) in self.bounds().items():
-            value = _as_int(observed.attributes.get(name))
+            value = as_int(observed.attributes.get(name))
             if value is None or not low <= value <= high:
                 problems.append(Divergence(self.rules, f"{name} in [{low}, {high}]", f"{name}={value}"))
         for name, allowed in self.settings().items():

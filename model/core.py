@@ -425,7 +425,7 @@ def _ceiling_rules(model: Model, sent_at: float, s: MessageState, deadline: floa
     from_first = s.first_receive_at != s.received_at and flips(s.first_receive_at)
     if flips(sent_at) or from_first:
         rules.append("VIS-CEILING-FROM-RECEIVE")
-    if s.changed_at is not None and (deadline > s.changed_at + limit) != (deadline > ceiling):
+    if flips(s.changed_at):
         rules.append("VIS-CEILING-NO-RESET")
     if rules or deadline > ceiling - _NEAR_CEILING:
         rules.append("VIS-CEILING")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from model import errors
@@ -591,7 +592,7 @@ class ReceiveExpectation:
             return ()
         labels = ["the queue's default wait"] if self.op.wait_time_seconds is None else []
         at_once = {id(c) for c in self._surely_receivable_by(self.invoked)}
-        if any(id(c) not in at_once for c in self._surely_receivable_by(self.invoked + self.wait)):
+        if any(id(c) not in at_once for c in self._due_by_end_of_wait):
             labels.append("a message due during the wait")
         return situated(("RCV-LONG-POLL",), ", ".join(labels))
 
@@ -605,12 +606,17 @@ class ReceiveExpectation:
             undecided.append("FIFO-ORDER")
         # A long poll differs from a short one only where a message is surely receivable before its wait ends
         # (an empty answer would come then): on an empty queue the two answer alike.
-        due_by_end = self._surely_receivable_by(self.invoked + self.wait)
+        due_by_end = self._due_by_end_of_wait
         if not (self.long_poll and due_by_end):
             undecided.append("RCV-LONG-POLL")
         if not (self.long_poll and any(all(s.receive_count for s in c.receivable + c.hidden) for c in due_by_end)):
             undecided.append("RCV-REAPPEAR")
         return tuple(undecided)
+
+    @cached_property
+    def _due_by_end_of_wait(self) -> list[_Candidate]:
+        """Read by both the decisive rules and the situations of every outcome: the candidates are fixed by then."""
+        return self._surely_receivable_by(self.invoked + self.wait)
 
     def _surely_receivable_by(self, end: float) -> list[_Candidate]:
         """The messages receivable by `end` in every state they may be in (none held back or moved instead)."""

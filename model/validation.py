@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 from typing import TYPE_CHECKING
 
 from model import errors
@@ -16,6 +15,28 @@ if TYPE_CHECKING:
     from model.profiles import Profile
 
 _BATCH_ENTRY_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
+
+
+def as_int(value: object) -> int | None:
+    """An integer, or a string of one (queue attributes travel as strings); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def attribute_ranges(p: Profile) -> dict[str, tuple[int, int, str, bool]]:
+    """Each ranged queue attribute: (lowest, highest, the rule that keeps it in range, whether the profile has it)."""
+    return {"VisibilityTimeout": (p.visibility_min, p.visibility_max, "VIS-RANGE", True),
+            "DelaySeconds": (0, p.delay_max, "DELAY-HIDES", p.has_delay),
+            "ReceiveMessageWaitTimeSeconds": (0, p.wait_max, "RCV-WAIT-RANGE", p.has_long_poll)}
+
+
+# Rules that read a queue attribute's value besides the one keeping it in range.
+_ATTRIBUTE_READERS = {"ReceiveMessageWaitTimeSeconds": ("RCV-LONG-POLL",)}
 
 
 def is_int_in(value: object, low: int, high: int) -> bool:
@@ -52,10 +73,8 @@ def ranged_values(op: Operation, p: Profile) -> list[tuple[str, object, int, int
     elif isinstance(op, SendMessage):
         found.append(("DelaySeconds", op.delay_seconds, 0, p.delay_max, ("DELAY-HIDES",)))
     elif isinstance(op, (CreateQueue, SetQueueAttributes)):
-        limits = {"VisibilityTimeout": (p.visibility_min, p.visibility_max, ("VIS-RANGE",)),
-                  "DelaySeconds": (0, p.delay_max, ("DELAY-HIDES",)),
-                  "ReceiveMessageWaitTimeSeconds": (0, p.wait_max, ("RCV-WAIT-RANGE", "RCV-LONG-POLL"))}
-        found += [(name, op.attributes.get(name), *limits[name]) for name in limits]
+        found += [(name, op.attributes.get(name), low, high, (rule_id,) + _ATTRIBUTE_READERS.get(name, ()))
+                  for name, (low, high, rule_id, _) in attribute_ranges(p).items()]
     return [entry for entry in found if entry[1] is not None]
 
 
@@ -64,8 +83,8 @@ def edge_situations(op: Operation, p: Profile) -> tuple[tuple[str, str], ...]:
     an off-by-one at the top passes every value at the bottom, and a check of one side passes the other."""
     situations: list[tuple[str, str]] = []
     for name, value, low, high, rules in ranged_values(op, p):
-        number = int(value) if isinstance(value, str) and value.strip().lstrip("-").isdigit() else value
-        if not isinstance(number, int) or isinstance(number, bool):
+        number = as_int(value)
+        if number is None:
             continue
         label = ("below its range" if number < low else "above its range" if number > high
                  else "at its lowest" if number == low else "at its highest" if number == high else "")
