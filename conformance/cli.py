@@ -123,8 +123,7 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
         close_all(targets)
         raise OneLineError(f"target {target.name} cannot be checked against profile {profile} "
                            f"(it speaks {', '.join(sorted(target.profiles))})")
-    if budget is None:
-        budget = runner.DEFAULT_BUDGET[target.clock.kind]
+    budget = runner.search_budget(target.clock.kind, budget)
     searching = f", searching for {budget:.0f} s" if budget and not witnesses_only else ""
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True, disable=not console.is_terminal) as progress:
@@ -139,7 +138,7 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
                                 steps_per_case=steps, database_dir=Path(".sqs-conformance") / "examples",
                                 on_progress=on_case, shrink=not no_shrink, tolerate=frozenset(tolerate),
                                 shrink_seconds=shrink_seconds, witnesses=witnesses, search=not witnesses_only,
-                                budget=budget or None)
+                                budget=budget)
         except (TargetError, WitnessError) as error:
             raise OneLineError(str(error)) from None
         finally:

@@ -1,7 +1,7 @@
 """Hypothesis stateful machines: the same operations to a target and to the model, every answer judged.
 
 Generation aims at the edges the model exposes: time advances to each deadline, ceiling and release (±1 ms,
-±1 s), change timeouts at exactly the room left under the 12-hour ceiling and one past it, handles that are
+±1 s), change timeouts at the room left under the 12-hour ceiling and either side of it, handles that are
 current, stale, expired, deleted or garbage, out-of-range values, batches valid and invalid.
 """
 
@@ -171,14 +171,18 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             recent = self.handles[-6:]
             return data.draw(st.sampled_from(recent[::-1]), label="handle")
 
-        def pick_timeout(self, data: st.DataObject, handle: str) -> int:
-            """A fixed value, or one aimed at the handle's 12-hour ceiling: the room left, and one more."""
-            choices = list(timeouts)
+        def room_under_ceiling(self, handle: str) -> float | None:
+            """Seconds from now to the 12-hour ceiling of the receive that issued `handle`; None for a handle the
+            model never issued."""
             info = self.model.handles.get(handle)
-            if info is not None and "VIS-CEILING" in self.model.profile.rule_ids:
-                room = info.received_at + 43200 - self.session.now
-                if room > 3:
-                    choices += [math.floor(room) + offset for offset in CEILING_OFFSETS]
+            return None if info is None else info.received_at + 43200 - self.session.now
+
+        def pick_timeout(self, data: st.DataObject, handle: str) -> int:
+            """A fixed value, or one aimed at the handle's 12-hour ceiling: the room left, and either side of it."""
+            choices = list(timeouts)
+            room = self.room_under_ceiling(handle)
+            if room is not None and room > 3 and "VIS-CEILING" in self.model.profile.rule_ids:
+                choices += [math.floor(room) + offset for offset in CEILING_OFFSETS]
             return data.draw(st.sampled_from(choices), label="timeout")
 
         # --- setting up -------------------------------------------------------------------------------------
@@ -290,8 +294,8 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
         @rule(data=st.data())
         def change_at_ceiling(self, data):  # the room left under the 12-hour ceiling, and either side of it
             handle = self.handles[-1]
-            info = self.model.handles.get(handle)
-            room = info.received_at + 43200 - self.session.now if info else 43200
+            room = self.room_under_ceiling(handle)
+            room = 43200 if room is None else room
             offset = data.draw(st.sampled_from(CEILING_OFFSETS), label="past the room")
             self.do(ChangeMessageVisibility(MAIN, handle, max(0, math.floor(room)) + offset))
 

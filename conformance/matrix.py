@@ -58,10 +58,9 @@ def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int |
             cell.clock = "real"
         try:
             cell.version = targets[0].version()
-            if budget is None:
-                budget = runner.DEFAULT_BUDGET[targets[0].clock.kind]
             result = runner.run(targets, profile, examples=examples, seed=seed, steps_per_case=steps,
-                                out_dir=out_dir / emulator / profile, search=search, budget=budget or None)
+                                out_dir=out_dir / emulator / profile, search=search,
+                                budget=runner.search_budget(targets[0].clock.kind, budget))
         finally:
             close_all(targets)
     except TargetError as error:

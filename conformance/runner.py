@@ -102,6 +102,12 @@ class RunResult:
 DEFAULT_BUDGET = {"virtual": 40.0, "shifted": 180.0, "real": 180.0}
 
 
+def search_budget(clock_kind: str, asked: float | None) -> float | None:
+    """The search's budget for `run`: the seconds asked for, else the default for the clock; None for 0 (stop as
+    soon as a round finds nothing new)."""
+    return (DEFAULT_BUDGET[clock_kind] if asked is None else asked) or None
+
+
 def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100, seed: int | None = None,
         out_dir: Path | None = None, max_rounds: int = 12, steps_per_case: int = 30,
         database_dir: Path | None = None, on_progress=None, coverage_rounds: int = 4, shrink: bool = True,
