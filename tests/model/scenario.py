@@ -55,6 +55,18 @@ class Scenario:
     def attributes(self, at: float) -> dict[str, str]:
         return self.do(GetQueueAttributes(self.queue), at).attributes
 
+    @classmethod
+    def with_dead_letter_queue(cls, profile: str = "sqs-standard", max_receive_count: int = 1,
+                               **attributes) -> Scenario:
+        """Queue "q", whose messages move to queue "dlq" once received `max_receive_count` times."""
+        q = cls(profile, queue="dlq")
+        q.queue = "q"
+        attributes["RedrivePolicy"] = {"deadLetterTargetQueue": "dlq", "maxReceiveCount": max_receive_count}
+        if q.model.profile.fifo:
+            attributes.update(FifoQueue="true", ContentBasedDeduplication="true")
+        q.do(CreateQueue("q", attributes), 0)
+        return q
+
     def set_attributes(self, at: float, **attributes) -> Response:
         return self.do(SetQueueAttributes(self.queue, attributes), at)
 

@@ -592,13 +592,7 @@ def test_delay_hides_and_is_counted_as_delayed(profile):
 @pytest.mark.parametrize("profile", CURRENT)
 def test_redrive_moves_instead_of_returning(profile):
     def setup():
-        fifo = profile == "sqs-fifo"
-        q = Scenario(profile, queue="dlq")
-        q.queue = "q"
-        attrs = {"RedrivePolicy": {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 2}}
-        if fifo:
-            attrs.update(FifoQueue="true", ContentBasedDeduplication="true")
-        q.do(CreateQueue("q", attrs), 0)
+        q = Scenario.with_dead_letter_queue(profile, max_receive_count=2)
         mid = q.send()
         q.receive_one(at=0, visibility_timeout=0)
         q.receive_one(at=1, visibility_timeout=0)
@@ -616,12 +610,7 @@ def test_redrive_moves_instead_of_returning(profile):
 def test_an_empty_long_poll_moved_a_message_surely_due(profile):
     # It looked at every message: the due one went to the dead-letter queue, where it must now be
     def due():
-        q = Scenario(profile, queue="dlq")
-        q.queue = "q"
-        attrs = {"RedrivePolicy": {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}
-        if profile == "sqs-fifo":
-            attrs.update(FifoQueue="true", ContentBasedDeduplication="true")
-        q.do(CreateQueue("q", attrs), 0)
+        q = Scenario.with_dead_letter_queue(profile)
         return q, q.send(), q.receive_one(at=0)
 
     dlq_receive = ReceiveMessage("dlq", max_messages=10, wait_time_seconds=1)
@@ -641,12 +630,7 @@ def test_a_message_that_may_already_be_in_the_dead_letter_queue_is_moved_by_an_e
     # A receive that returned another message may or may not have moved the due one: it is then in one queue or
     # the other. An empty long poll of the source settles it: it is in the dead-letter queue, which must show it.
     def maybe_moved():
-        q = Scenario(profile, queue="dlq")
-        q.queue = "q"
-        attrs = {"RedrivePolicy": {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}
-        if profile == "sqs-fifo":
-            attrs.update(FifoQueue="true", ContentBasedDeduplication="true")
-        q.do(CreateQueue("q", attrs), 0)
+        q = Scenario.with_dead_letter_queue(profile)
         due = q.send("due", group_id="a") if profile == "sqs-fifo" else q.send("due")
         other = q.send("other", group_id="b") if profile == "sqs-fifo" else q.send("other")
         assert q.receive_one(at=0).message_id == due
@@ -662,9 +646,7 @@ def test_a_message_that_may_already_be_in_the_dead_letter_queue_is_moved_by_an_e
 
 
 def test_a_long_poll_that_moves_a_message_keeps_waiting_for_one_to_return():
-    q = Scenario("sqs-standard", queue="dlq")
-    q.queue = "q"
-    q.do(CreateQueue("q", {"RedrivePolicy": {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}), 0)
+    q = Scenario.with_dead_letter_queue()
     q.send("due")
     later = q.send("later", delay_seconds=1)
     q.receive_one(at=0, visibility_timeout=0)
@@ -968,10 +950,7 @@ def test_a_batch_naming_one_message_twice_may_leave_it_as_either_entry_did():
 def test_a_fifo_message_that_may_be_elsewhere_does_not_hold_its_group_in_this_queue():
     # m2 may have been moved to the dead-letter queue, or may still be in flight here: in the world where it
     # stays here, the dead-letter queue's group is m1 then m3, and nothing must stand between them.
-    q = Scenario("sqs-fifo", queue="dlq")
-    q.queue = "q"
-    q.do(CreateQueue("q", {"FifoQueue": "true", "ContentBasedDeduplication": "true", "VisibilityTimeout": 0,
-                           "RedrivePolicy": {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}), 0)
+    q = Scenario.with_dead_letter_queue("sqs-fifo", VisibilityTimeout=0)
     first, second, third = (q.send(body, group_id="g") for body in ("m1", "m2", "m3"))
     poll = ReceiveMessage("q", max_messages=10, wait_time_seconds=1)
     q.check(poll, 0, ReceiveOk(tuple(ReceivedMessage(m, b, None, 1, 0)
