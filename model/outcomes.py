@@ -93,9 +93,9 @@ class Verdict:
     # False when the target did what no permitted outcome does in kind (accepted what had to be rejected, or the
     # reverse): the model then adopts the answer blindly, and its state may no longer match the target's.
     consistent: bool = True
-    # The other answers the model permitted, that this one did not match: where one differs in kind (another
-    # error, or success for an error), this answer cannot tell the rules of either apart.
-    others: tuple[Expected, ...] = ()
+    # The other outcomes the model permitted, that this answer did not match: a rule whose breaking could give one
+    # of them is not decided by this step (see `decisive`).
+    others: tuple[Outcome, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -104,13 +104,12 @@ class Verdict:
     @property
     def decisive(self) -> tuple[str, ...]:
         """The rules this step exercised decisively: those whose breaking would have given an answer the model
-        does not permit here. None where the model also permitted an answer of another kind (an error and a
-        success both, near an edge the timing leaves open): such a step shows nothing of its rules. None on a step
-        that diverged either: it decides the rule it broke (its divergence's first), and shows nothing of the rest."""
-        answer = answer_kind(self.outcome.response)
-        if self.divergences or any(answer_kind(other) != answer for other in self.others):
+        does not permit here. None on a step that diverged: it decides the rule it broke (its divergence's first),
+        and shows nothing of the rest."""
+        if self.divergences:
             return ()
-        return tuple(r for r in self.outcome.rules if r not in self.outcome.undecided)
+        return tuple(r for r in self.outcome.rules if r not in self.outcome.undecided
+                     and not _breaking_permitted(r, self.outcome.response, self.others))
 
     @property
     def decided(self) -> frozenset[str]:
@@ -137,6 +136,21 @@ def answer_kind(response: object) -> str:
         return response.code
     empty = isinstance(response, ReceiveOk) and not response.messages
     return type(response).__name__ + ("-empty" if empty else "")
+
+
+def _breaking_permitted(rule_id: str, answer: object, others: tuple[Outcome, ...]) -> bool:
+    """Whether a queue breaking the rule could have given another answer that the model permits here too: one
+    permitted for a reason other than this rule (an outcome that does not rest on it: another check's error, the
+    same code with another text), or one of the other class (an error for a success, or the reverse) that the
+    rule itself permits near an edge the timing leaves open. Where every other answer permitted rests on the rule
+    and is of the same class, breaking it (accepting what it refuses, or refusing what it accepts) gives an answer
+    the model excludes: the step decides it."""
+    refused = _is_error(answer)
+    return any(rule_id not in o.rules or _is_error(o.response) != refused for o in others)
+
+
+def _is_error(response: object) -> bool:
+    return isinstance(response, (Error, ErrorSpec))
 
 
 def concrete(expected: Expected) -> Response:
@@ -207,7 +221,7 @@ class Enumerated:
     def check(self, observed: Response) -> Verdict:
         matching = [o for o in self.outcomes if response_matches(o.response, observed, o.minted)]
         if matching:
-            return Verdict(_merge(matching), others=tuple(o.response for o in self.outcomes if o not in matching))
+            return Verdict(_merge(matching), others=tuple(o for o in self.outcomes if o not in matching))
         divergence = Divergence(
             rules=_attribution(self.outcomes, observed),
             expected=" or ".join(dict.fromkeys(describe(o.response) for o in self.outcomes)),
@@ -288,6 +302,7 @@ class BatchExpectation:
         parts: list[tuple[str, Outcome, Response]] = []
         divergences: list[Divergence] = []
         consistent = True
+        decided: set[str] = set()
         for entry_id, expectation in self.entries:
             response = by_id.pop(entry_id, None)
             if response is None:
@@ -296,6 +311,7 @@ class BatchExpectation:
             verdict = expectation.check(_as_entry_response(response, expectation))
             parts.append((entry_id, verdict.outcome, response))
             divergences.extend(verdict.divergences)
+            decided.update(verdict.decisive)
             consistent = consistent and verdict.consistent
         if by_id:
             divergences.append(Divergence(("BATCH-PARTIAL",), "only the sent entry ids", f"extra ids {sorted(by_id)}"))
@@ -305,6 +321,10 @@ class BatchExpectation:
                         if not f.sender_fault and f.id in dict(self.entries)]
         verdict = self._combine(parts, tuple(divergences))
         verdict.consistent = consistent
+        # An entry's rule is decided where that entry's own answer decided it (not near an edge the timing leaves
+        # open, say); the batch's own rules are the batch's.
+        entry_rules = _ordered_rules([o for _, e in self.entries for o in e.outcomes])
+        verdict.outcome.undecided = tuple(r for r in entry_rules if r not in decided)
         return verdict
 
     def _combine(self, parts: list[tuple[str, Outcome, Response]], divergences: tuple[Divergence, ...],

@@ -4,8 +4,8 @@ does not permit there: elsewhere the rule could not have failed, and a pass woul
 from model import Model
 from model.state import Timing
 from model.values import (
-    ChangeMessageVisibility, ChangeOk, CreateQueue, Error, Ok, ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage,
-    SendOk,
+    BatchOk, ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, Error, Ok,
+    ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage, SendOk,
 )
 from tests.model.scenario import Scenario
 
@@ -173,3 +173,41 @@ def test_a_long_poll_is_decided_only_where_a_message_is_surely_receivable_before
     later = Scenario()
     later.send(delay_seconds=10)  # due only after the wait: a short poll would answer the same
     assert "RCV-LONG-POLL" not in receive(later, 0, ReceiveOk(()), wait_time_seconds=5).decisive
+
+
+def test_a_batch_decides_only_the_rules_its_entries_decided():
+    """Under a real clock's window a change at the 12-hour ceiling may be accepted or refused: as a batch entry it
+    decides VIS-CEILING no more than as a single call does."""
+    model = Model("sqs-standard", Timing(windowed=True, tolerance=0.5))
+    model.observe(CreateQueue("q"), 0.0, Ok(), 0.01)
+    model.observe(SendMessage("q", "m"), 0.01, SendOk("msg-1"), 0.02)
+    model.observe(ReceiveMessage("q", 1), 0.02, ReceiveOk((ReceivedMessage("msg-1", "m", "h-1", 1, 20),)), 0.03)
+    handle = next(iter(model.handles))
+    at_edge = model.observe(ChangeMessageVisibilityBatch("q", (ChangeEntry("a", handle, 43199),)), 1.0,
+                            BatchOk(("a",)), 1.01)
+    assert at_edge.ok and "VIS-CEILING" in at_edge.outcome.rules and "VIS-CEILING" not in at_edge.decisive
+    inside = model.observe(ChangeMessageVisibilityBatch("q", (ChangeEntry("a", handle, 600),)), 2.0,
+                           BatchOk(("a",)), 2.01)
+    assert inside.ok and "VIS-SHORTEN" in inside.decisive  # well inside the ceiling: shorter than 43199 s
+
+
+def test_a_rule_is_decided_where_every_other_answer_permitted_rests_on_it_and_refuses_alike():
+    """A handle of a message purged in flight may be refused with either of two errors (nothing records which),
+    but a queue whose purge spared in-flight messages would accept the change: PURGE-ALL is decided, while
+    CMV-DELETED, whose text the other error does not have, is not. A delete through that handle decides neither:
+    a second delete is accepted too."""
+    from model import errors
+    from model.outcomes import concrete
+    from model.values import DeleteMessage, PurgeQueue
+
+    q = Scenario()
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    q.check(PurgeQueue("q"), 1, Ok())
+    for refusal in (concrete(errors.not_available_for_change()), Error("ReceiptHandleIsInvalid", "", 404)):
+        refused = q.check(ChangeMessageVisibility("q", handle, 10), 2, refusal)
+        assert refused.ok and "PURGE-ALL" in refused.decisive, refusal
+        assert refused.outcome.situation_of("PURGE-ALL") == "purged in flight"
+        assert "CMV-DELETED" not in refused.decisive
+    deleted = q.check(DeleteMessage("q", handle), 3, Ok())
+    assert deleted.ok and "PURGE-ALL" not in deleted.decisive
