@@ -531,8 +531,37 @@ def _batch(model: Model, queue: str, entries: tuple[ChangeEntry | DeleteEntry, .
     invalid = batch_errors([e.id for e in entries], model.profile.batch_max_entries)
     if invalid:
         return Enumerated(invalid)
-    return BatchExpectation([(e.id, Enumerated(single(e))) for e in entries],
+    outcomes = _entries_in_any_order(model, entries, single)
+    return BatchExpectation([(e.id, Enumerated(o)) for e, o in zip(entries, outcomes, strict=True)],
                             at_the_limit=len(entries) == model.profile.batch_max_entries)
+
+
+def _entries_in_any_order(model: Model, entries: tuple[ChangeEntry | DeleteEntry, ...], single
+                          ) -> list[list[Outcome]]:
+    """Each entry's permitted outcomes. Nothing records in which order a queue applies a batch's entries, so an
+    entry naming a message that other entries name too is judged against every state the message may be in when
+    it comes: as before the batch, or as the other entries may have left it, in any order (on a FIFO queue, a
+    change to 0 followed by another change through the same handle may find that handle expired)."""
+    named = [info.message_id if (info := model.handles.get(e.receipt_handle)) is not None else None
+             for e in entries]
+    outcomes = []
+    for entry, message_id in zip(entries, named, strict=True):
+        others = [e for e, m in zip(entries, named, strict=True) if m == message_id and e is not entry]
+        if message_id is None or not others:
+            outcomes.append(single(entry))
+            continue
+        message = model.messages[message_id]
+        before = message.states
+        try:
+            for _ in others:  # each pass lets one more of the others come first
+                after = message.states
+                for state_after in (o.effects.states.get(message_id, ()) for e in others for o in single(e)):
+                    after = union(after, state_after)
+                message.states = after
+            outcomes.append(single(entry))
+        finally:
+            message.states = before
+    return outcomes
 
 
 # --- purge and peek -------------------------------------------------------------------------------------------

@@ -947,6 +947,30 @@ def test_a_batch_naming_one_message_twice_may_leave_it_as_either_entry_did():
     assert flagged(q.check(ReceiveMessage("q", max_messages=1, wait_time_seconds=1), 61.5, EMPTY)) != []
 
 
+def test_a_batch_entry_is_judged_after_the_other_entries_naming_its_message_in_any_order():
+    """FIFO: a change to 0 expires its handle. A queue applying [change(h, 0), change(h, 30)] in order refuses the
+    second as expired; one applying them the other way accepts both. Either is permitted; an answer no order of
+    the entries gives is not."""
+    from model import errors
+    from model.outcomes import concrete
+    from model.values import EntryFailure
+
+    expired = concrete(errors.handle_expired())
+    refused = EntryFailure("b", expired.code, expired.message)
+
+    def terminate_then_extend(observed: BatchOk):
+        q = Scenario("sqs-fifo")
+        q.send()
+        handle = q.receive_one(at=0).receipt_handle
+        op = ChangeMessageVisibilityBatch("q", (ChangeEntry("a", handle, 0), ChangeEntry("b", handle, 30)))
+        return q.check(op, 1, observed)
+
+    assert flagged(terminate_then_extend(BatchOk(("a",), (refused,)))) == []  # applied in order
+    assert flagged(terminate_then_extend(BatchOk(("a", "b")))) == []  # b first, then a
+    both = BatchOk((), (EntryFailure("a", expired.code, expired.message), refused))
+    assert flagged(terminate_then_extend(both)) == ["VIS-TERMINATE"]  # no order refuses both: a came in flight
+
+
 def test_a_fifo_message_that_may_be_elsewhere_does_not_hold_its_group_in_this_queue():
     # m2 may have been moved to the dead-letter queue, or may still be in flight here: in the world where it
     # stays here, the dead-letter queue's group is m1 then m3, and nothing must stand between them.
