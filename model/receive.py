@@ -7,7 +7,6 @@ The permitted responses are not enumerated (a short poll may return any subset o
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -21,7 +20,6 @@ from model.values import Error, ReceivedMessage, ReceiveMessage, ReceiveOk, Resp
 if TYPE_CHECKING:
     from model.core import Model
 
-_MAX_GROUP_COMBINATIONS = 256
 LONG_POLL_SLACK = 0.01  # seconds a long poll on a virtual clock may answer after its moment (moto takes 1 ms)
 
 
@@ -223,35 +221,56 @@ class ReceiveExpectation:
                 c.receivable + c.due + c.hidden
                 + ([None] if len(c.receivable) + len(c.due) + len(c.hidden) < len(c.message.states) else [])
                 for c in members]
-            prefixes: list[list[str]] = []
             allowed: dict[str, set[MessageState]] = {c.message.id: set() for c in members}
-            surely: set[str] | None = None
-            combos = itertools.islice(itertools.product(*options), _MAX_GROUP_COMBINATIONS)
-            for combo in combos:
-                prefix: list[str] = []
-                certain: set[str] = set()  # the prefix if a message at its exact deadline instant is still hidden
-                blocked_for_sure = False
-                for member, s in zip(members, combo, strict=True):
-                    if s is None:
-                        continue
-                    if s in member.hidden:
-                        self.blockers[group_id] = ("FIFO-VISIBLE-PREFIX",) if prefix else ("FIFO-GROUP-LOCK",)
-                        break
-                    if s in member.receivable:
-                        prefix.append(member.message.id)
-                        allowed[member.message.id].add(s)
-                        blocked_for_sure = blocked_for_sure or not self._surely_visible(s)
-                        if not blocked_for_sure:
-                            certain.add(member.message.id)
-                    # a due message is moved to the dead-letter queue and the prefix goes on past it
-                if prefix not in prefixes:
-                    prefixes.append(prefix)
-                surely = certain if surely is None else surely & certain
-            self.surely_free |= surely or set()
-            self.prefixes[group_id] = prefixes
+            ended, blocker = self._group_prefixes(members, options, allowed)
+            if blocker is not None:
+                self.blockers[group_id] = blocker
+            prefixes = list(dict.fromkeys(prefix for prefix, _ in ended))
+            surely = set.intersection(*(set(certain) for _, certain in ended)) if ended else set()
+            self.surely_free |= surely
+            self.prefixes[group_id] = [list(prefix) for prefix in prefixes]
             for member in members:
                 member.blocked = [s for s in member.receivable if s not in allowed[member.message.id]]
                 member.receivable = [s for s in member.receivable if s in allowed[member.message.id]]
+
+    def _group_prefixes(self, members: list[_Candidate], options: list[list[MessageState | None]],
+                        allowed: dict[str, set[MessageState]]
+                        ) -> tuple[list[tuple[tuple[str, ...], frozenset[str]]], tuple[str, ...] | None]:
+        """Every way the group's states may combine, member by member, without enumerating their product (which
+        grows with every hedged member: a cut-off would leave worlds out, and a message held back in one of them
+        would be wrongly expected). Returns the group's possible visible prefixes, each with the messages in it
+        whatever the timing (a message at its exact deadline may still be hidden), in the order of the product
+        (the first is every member's first state: the model's own answer); and the rule that holds the rest back
+        in the product's last combination where a hidden message stops the group (None where none can). Fills
+        `allowed`: the states in which each member may come."""
+        Path = tuple[tuple[str, ...], bool, frozenset[str]]  # prefix, blocked for sure after it, certain part
+        Orders = tuple[tuple[int, ...], tuple[int, ...]]  # the first and the last choices of options leading here
+        open_paths: dict[Path, Orders] = {((), False, frozenset()): ((), ())}
+        ended: dict[tuple[tuple[str, ...], frozenset[str]], tuple[int, ...]] = {}
+        last_stop: tuple[tuple[int, ...], tuple[str, ...]] | None = None
+        for member, choices in zip(members, options, strict=True):
+            following: dict[Path, Orders] = {}
+            for (prefix, blocked, certain), (first, last) in open_paths.items():
+                for index, s in enumerate(choices):
+                    if s is not None and s in member.hidden:
+                        ended.setdefault((prefix, certain), first + (index,))
+                        stop = (last + (index,), ("FIFO-VISIBLE-PREFIX",) if prefix else ("FIFO-GROUP-LOCK",))
+                        last_stop = stop if last_stop is None or stop[0] > last_stop[0] else last_stop
+                        continue
+                    path = (prefix, blocked, certain)
+                    if s is not None and s in member.receivable:  # a due message is moved, the prefix goes past it
+                        allowed[member.message.id].add(s)
+                        now_blocked = blocked or not self._surely_visible(s)
+                        path = (prefix + (member.message.id,), now_blocked,
+                                certain if now_blocked else certain | {member.message.id})
+                    earliest, latest = following.get(path, (first + (index,), last + (index,)))
+                    following[path] = (min(earliest, first + (index,)), max(latest, last + (index,)))
+            open_paths = following
+        for (prefix, _, certain), (first, _) in open_paths.items():
+            ended.setdefault((prefix, certain), first)
+        width = len(members)
+        ordered = sorted(ended, key=lambda key: ended[key] + (0,) * (width - len(ended[key])))
+        return ordered, None if last_stop is None else last_stop[1]
 
     def _exercised_rules(self) -> tuple[str, ...]:
         rules = list(self.base_rules)

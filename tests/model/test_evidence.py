@@ -971,6 +971,28 @@ def test_a_batch_entry_is_judged_after_the_other_entries_naming_its_message_in_a
     assert flagged(terminate_then_extend(both)) == ["VIS-TERMINATE"]  # no order refuses both: a came in flight
 
 
+def test_a_fifo_group_of_many_hedged_messages_keeps_every_world_in_which_its_head_holds_it():
+    """A head that may be visible again or hidden for 2 s more, a message behind it that is surely visible, and
+    eleven more behind those, each delayed or not (a queue DelaySeconds just set may not have reached the send):
+    thousands of combinations. In those where the head is hidden the group is held, so an empty long poll is
+    permitted; where the head is visible in every world, it is not."""
+    def group_behind(second_timeout: int):
+        q = Scenario("sqs-fifo")
+        q.send("head")
+        handle = q.receive_one(at=0).receipt_handle
+        q.send("behind")
+        q.set_attributes(0, DelaySeconds=5)
+        for i in range(11):
+            q.send(f"m{i}")
+        op = ChangeMessageVisibilityBatch("q", (ChangeEntry("a", handle, 0), ChangeEntry("b", handle, second_timeout)))
+        assert q.check(op, 0, BatchOk(("a", "b"))).ok  # applied in either order: the head visible, or hidden 2 s
+        return q
+
+    poll = ReceiveMessage("q", max_messages=10, wait_time_seconds=1)
+    assert flagged(group_behind(2).check(poll, 0.5, EMPTY)) == []
+    assert flagged(group_behind(0).check(poll, 0.5, EMPTY)) != []  # the head is visible in every world
+
+
 def test_a_fifo_message_that_may_be_elsewhere_does_not_hold_its_group_in_this_queue():
     # m2 may have been moved to the dead-letter queue, or may still be in flight here: in the world where it
     # stays here, the dead-letter queue's group is m1 then m3, and nothing must stand between them.
