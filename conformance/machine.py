@@ -90,6 +90,11 @@ class Run:
     # goes otherwise (as it may under a real clock).
     seen: dict[str, DivergenceFound] = field(default_factory=dict)
     case_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))  # shared by concurrent jobs
+    # Early returns across the run's cases (shared by its jobs and its witnesses), and whether a case of this
+    # round has failed: Hypothesis then shrinks it, replaying it many times, so later cases of the round are not
+    # counted (one rare early return would count again in each replay).
+    early: EarlyReturns = field(default_factory=EarlyReturns)
+    round_failed: bool = False
 
     @property
     def clock_kind(self) -> str:
@@ -122,9 +127,7 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             self.last_receive: list[str] = []  # the handles the latest non-empty receive returned
             self.queues = [MAIN]
             self.sent = 0
-            # Per case only: Hypothesis replays a failing case many times while shrinking it, so one rare early
-            # return would be counted again in each replay. The witnesses count across a run (witnesses.replay).
-            self.redeliveries = EarlyReturns().case()
+            self.redeliveries = run.early.case(counted=not run.round_failed)
             self.attempted: ReceiveMessage | None = None  # the latest FIFO receive made with an attempt id
 
         # --- doing and judging ----------------------------------------------------------------------------
@@ -153,6 +156,7 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             return step
 
         def fail(self, divergence: Divergence) -> None:
+            run.round_failed = True
             found = divergence_class(divergence.rule)(divergence, self.session)
             earlier = run.seen.get(divergence.rule)
             if earlier is None or len(found.steps) < len(earlier.steps):

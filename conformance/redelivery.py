@@ -26,8 +26,12 @@ class EarlyReturns:
         self.deciding: Counter[str] = Counter()
         self.early: Counter[str] = Counter()
 
-    def case(self) -> CaseEarlyReturns:
-        return CaseEarlyReturns(self)
+    def case(self, counted: bool = True) -> CaseEarlyReturns:
+        """A new case's count. One not `counted` (a replay of a case already counted: Hypothesis shrinking a
+        failure, a witness trimmed) adds nothing to the run's count, so that one rare early return replayed many
+        times stays one; it still diverges on a rule whose early returns the counted cases already showed not rare,
+        so that a replay of such a divergence shows it again."""
+        return CaseEarlyReturns(self, counted)
 
     def systematic(self, rule_id: str) -> bool:
         early = self.early[rule_id]
@@ -37,8 +41,9 @@ class EarlyReturns:
 class CaseEarlyReturns:
     """One case's count, feeding its run's."""
 
-    def __init__(self, run: EarlyReturns) -> None:
+    def __init__(self, run: EarlyReturns, counted: bool = True) -> None:
         self.run = run
+        self.counted = counted
         self.noted: Counter[str] = Counter()
         self.decided: set[str] = set()
 
@@ -49,11 +54,11 @@ class CaseEarlyReturns:
             for rule_id in step.verdict.decided | {n.rule for n in step.verdict.outcome.notes}:
                 if rule_id not in self.decided:
                     self.decided.add(rule_id)
-                    self.run.deciding[rule_id] += 1
+                    self.run.deciding[rule_id] += self.counted
             for note in step.verdict.outcome.notes:
                 self.noted[note.rule] += 1
                 if self.noted[note.rule] == 1:
-                    self.run.early[note.rule] += 1
+                    self.run.early[note.rule] += self.counted
                 expected = f"{note.expected} (a redelivery may happen rarely)"
                 if self.noted[note.rule] >= IN_ONE_CASE:
                     found.append(Divergence(note.rules, expected, f"{note.observed}, redelivered early "

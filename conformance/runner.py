@@ -28,6 +28,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from adapters.base import Target
 from conformance.machine import DivergenceFound, Run, build_machine
+from conformance.redelivery import EarlyReturns
 from conformance.session import Step, Tallies
 from conformance.trace import TraceWriter
 from model import Divergence
@@ -132,7 +133,8 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     trace = TraceWriter(out_dir / "trace.jsonl") if out_dir is not None else None
     tolerated = set(tolerate)  # shared by the jobs
     case_ids = itertools.count(1)  # case numbers unique across the jobs of the run
-    jobs = [Run(t, profile, run_id, trace, tolerated=tolerated, case_ids=case_ids) for t in targets]
+    early = EarlyReturns()  # early returns counted across the witnesses and the search's generated cases
+    jobs = [Run(t, profile, run_id, trace, tolerated=tolerated, case_ids=case_ids, early=early) for t in targets]
     if on_progress is not None:
         for job in jobs:
             job.on_case = lambda _: on_progress(_Totals(jobs, tolerated))
@@ -156,7 +158,7 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     try:
         with _shrinking_at_most(shrink_seconds):
             if witnesses:
-                results.append(_witnesses(targets, profile, run_id, trace, case_ids, frozenset(tolerated)))
+                results.append(_witnesses(targets, profile, run_id, trace, case_ids, frozenset(tolerated), early))
                 tolerated |= set(results[-1].findings)
                 exercised |= results[-1].tallies.decided()
             if search and len(jobs) == 1:
@@ -171,13 +173,14 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
 
 
 def _witnesses(targets: list[Target], profile: str, run_id: str, trace: TraceWriter | None, case_ids,
-               known: frozenset[str]) -> RunResult:
+               known: frozenset[str], early: EarlyReturns) -> RunResult:
     """The witnesses' verdicts as a result of their own: each diverging rule's finding is the witness up to the
     step that diverged (already short: witnesses are shrunk to reach their rule)."""
     from conformance import witnesses
 
     catalogue = witnesses.load(profile, witnesses.pace_of(targets[0]))
-    replayed = witnesses.replay(targets, catalogue, run_id=run_id, trace=trace, case_ids=case_ids, known=known)
+    replayed = witnesses.replay(targets, catalogue, run_id=run_id, trace=trace, case_ids=case_ids, known=known,
+                                early=early)
     result = RunResult(run_id, targets[0].name, targets[0].version(), profile, tallies=replayed.tallies,
                        cases=replayed.cases, steps=replayed.steps)
     for rule_id, (divergence, steps) in replayed.divergent.items():
@@ -286,6 +289,7 @@ def merged(run_id: str, target: Target, profile: str, results: list[RunResult]) 
 def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int, database, result: RunResult,
                shrink: bool = True) -> list[str]:
     shared.known = frozenset(shared.tolerated)
+    shared.round_failed = False
     machine = build_machine(shared)
     if seed is not None:
         machine._hypothesis_internal_use_seed = seed  # what hypothesis.seed() sets

@@ -525,13 +525,14 @@ class Replayed:
 
 
 def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trace: TraceWriter | None,
-           case_ids, known: frozenset[str] = frozenset()) -> Replayed:
+           case_ids, known: frozenset[str] = frozenset(), early: EarlyReturns | None = None) -> Replayed:
     """Every witness once, on as many targets (independent connections, each its own queues) as there are, so
-    that their waits overlap. A case stops where the target's answer leaves the model unable to follow it."""
+    that their waits overlap. A case stops where the target's answer leaves the model unable to follow it. Early
+    returns are counted in `early` (the run's, shared with its search), else across the witnesses alone."""
     pending: queue.SimpleQueue[Witness] = queue.SimpleQueue()
     for witness in _distinct(catalogue.witnesses):
         pending.put(witness)
-    early = EarlyReturns()  # shared by the jobs
+    early = early or EarlyReturns()  # shared by the jobs
 
     def work(target: Target) -> Replayed:
         mine = Replayed(early=early)
@@ -561,16 +562,16 @@ def _replay_one(target: Target, profile: str, pace: str, witness: Witness, into:
     probes that saw nothing, and any step the target did not need to go wrong, are left out. Where another
     rule's divergence cut the witness short, or answered in its aim's place, so that its rule was never decided,
     the aim is tried again other ways (`_other_ways`), each on fresh queues."""
-    def play(case: Case, early: EarlyReturns = into.early) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
-        return replay_case(target, profile, case, into, run_id, trace, next(case_ids), known, early)
+    def play(case: Case, counted: bool = True) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
+        return replay_case(target, profile, case, into, run_id, trace, next(case_ids), known, counted)
 
     def keep(shown: list[tuple[Divergence, list[Step]]]) -> None:
         for divergence, steps in shown:
             if target.clock.kind == "virtual":
-                # Left out of the run's early returns: the same case replayed would count its one early return
+                # Not counted in the run's early returns: the same case replayed would count its one early return
                 # again each time.
                 def still_shows(case: Case, rule_id: str = divergence.rule) -> list[Step] | None:
-                    return next((again for d, again in play(case, EarlyReturns())[0] if d.rule == rule_id), None)
+                    return next((again for d, again in play(case, counted=False)[0] if d.rule == rule_id), None)
 
                 steps = fewest_steps(steps, still_shows)
             into.keep(divergence.rule, divergence, steps)
@@ -632,14 +633,15 @@ def _well_formed(profile: str, entries: tuple) -> bool:
 
 
 def replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id: str,
-                trace: TraceWriter | None, case_id: int, known: frozenset[str], early: EarlyReturns | None = None
+                trace: TraceWriter | None, case_id: int, known: frozenset[str], counted: bool = True
                 ) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
     """The divergences (of rules not `known`) a case shows on the target, each with the steps up to it, and every
-    step it took. The case stops where the target's answer leaves the model unable to follow it."""
+    step it took. The case stops where the target's answer leaves the model unable to follow it. Its early returns
+    count in the run's unless it is not `counted` (a replay of a case already counted)."""
     target.reset()
     into.cases += 1
     session = Session(target, profile, run_id=run_id, case=case_id, trace=trace, tallies=into.tallies)
-    redelivered = (early or into.early).case()
+    redelivered = into.early.case(counted)
     shown: list[tuple[Divergence, list[Step]]] = []
     for advance, op in case:
         if advance:

@@ -109,6 +109,27 @@ def test_early_returns_of_one_rule_in_several_witnesses_count_against_the_target
 
 
 
+def test_a_replay_is_not_counted_again_but_still_shows_early_returns_already_not_rare():
+    """A case replayed (Hypothesis shrinking a failure, a witness trimmed) adds nothing to the run's count of early
+    returns, so one rare redelivery replayed many times stays one; once the counted cases show a rule's early
+    returns are not rare, a replay with one of them diverges again, so the shrunk case still shows it."""
+    from conformance.redelivery import IN_A_RUN
+
+    probed = witnesses.with_probes("sqs-standard", "virtual", witnesses.Witness(HIDDEN, received(30)))
+    one_early = probed.steps[:-1]  # one probe: one early return
+
+    def diverges(into: witnesses.Replayed, counted: bool) -> bool:
+        shown, _ = witnesses.replay_case(EarlyDeadlines("sqs-standard"), "sqs-standard", one_early, into, "t", None,
+                                         1, frozenset(), counted)
+        return any(d.rule == "RCV-HIDE" for d, _ in shown)
+
+    into = witnesses.Replayed()
+    assert not any(diverges(into, counted=False) for _ in range(2 * IN_A_RUN))
+    assert into.early.early["RCV-HIDE"] == 0
+    assert [diverges(into, counted=True) for _ in range(IN_A_RUN)] == [False] * (IN_A_RUN - 1) + [True]
+    assert diverges(into, counted=False) and into.early.early["RCV-HIDE"] == IN_A_RUN
+
+
 def test_a_step_reaches_an_aim_only_where_the_model_permits_no_answer_of_another_kind():
     aim = witnesses.Aim("SMQ-INVISIBLE-ONLY", "ChangeMessageVisibility", "MessageNotExist")
     change_at_deadline = [(0.0, SendMessage("q", "m1")), (0.0, ReceiveMessage("q")),
