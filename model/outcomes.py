@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 from collections.abc import Callable
 
+from model.rules import Certainty, rule
 from model.state import HandleInfo, Message, MessageState
 from model.values import BatchOk, ChangeOk, EntryFailure, Error, ErrorSpec, Ok, ReceiveOk, Response, SendOk
 
@@ -141,12 +142,14 @@ def answer_kind(response: object) -> str:
 def _breaking_permitted(rule_id: str, answer: object, others: tuple[Outcome, ...]) -> bool:
     """Whether a queue breaking the rule could have given another answer that the model permits here too: one
     permitted for a reason other than this rule (an outcome that does not rest on it: another check's error, the
-    same code with another text), or one of the other class (an error for a success, or the reverse) that the
-    rule itself permits near an edge the timing leaves open. Where every other answer permitted rests on the rule
-    and is of the same class, breaking it (accepting what it refuses, or refusing what it accepts) gives an answer
-    the model excludes: the step decides it."""
+    same code with another text), or, for a firm rule, one of the other class (an error for a success, or the
+    reverse) that it permits only because the timing leaves an edge open. Where every other answer permitted
+    rests on the rule, and is of the same class or is the hedge of a rule the evidence leaves open (a FIFO change
+    through an expired handle: refused as expired, or accepted), breaking it gives an answer the model excludes:
+    the step decides it."""
     refused = _is_error(answer)
-    return any(rule_id not in o.rules or _is_error(o.response) != refused for o in others)
+    hedged = rule(rule_id).certainty is Certainty.HEDGED
+    return any(rule_id not in o.rules or (_is_error(o.response) != refused and not hedged) for o in others)
 
 
 def _is_error(response: object) -> bool:

@@ -211,3 +211,23 @@ def test_a_rule_is_decided_where_every_other_answer_permitted_rests_on_it_and_re
         assert "CMV-DELETED" not in refused.decisive
     deleted = q.check(DeleteMessage("q", handle), 3, Ok())
     assert deleted.ok and "PURGE-ALL" not in deleted.decisive
+
+
+def test_a_rule_the_evidence_leaves_open_is_decided_where_an_answer_outside_its_hedge_is_excluded():
+    """A FIFO change through an expired handle may be refused as expired or accepted (nothing records which): a
+    queue answering otherwise (another error) breaks the rule, so either permitted answer decides it, where the
+    ceiling's firm rule, open only by the timing, is not decided by either of its two answers."""
+    from model import errors
+    from model.outcomes import concrete
+
+    for answer in (concrete(errors.handle_expired()), ChangeOk()):
+        q = Scenario("sqs-fifo", VisibilityTimeout=5)
+        q.send()
+        handle = q.receive_one(at=0).receipt_handle
+        verdict = q.check(ChangeMessageVisibility("q", handle, 10), 10, answer)
+        assert verdict.ok and "CMV-FIFO-EXPIRED" in verdict.decisive, answer
+    q = Scenario("sqs-fifo", VisibilityTimeout=5)
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    other = q.check(ChangeMessageVisibility("q", handle, 10), 10, Error("ReceiptHandleIsInvalid", "", 404))
+    assert [d.rule for d in other.divergences][:1] == ["CMV-FIFO-EXPIRED"]
