@@ -9,7 +9,7 @@ from model.values import ChangeOk, ErrorSpec
 def test_a_rule_only_ever_undecided_is_reported_as_a_gap():
     tallies = Tallies()
     undecided = Verdict(Outcome(ChangeOk(), ("VIS-CEILING", "VIS-EXTEND-NONADDITIVE")),
-                        others=(ErrorSpec("InvalidParameterValue"),))
+                        others=(Outcome(ErrorSpec("InvalidParameterValue"), ("VIS-CEILING",)),))
     decided = Verdict(Outcome(ChangeOk(), ("VIS-EXTEND-NONADDITIVE",)))
     for verdict in (undecided, decided):
         tallies.add(verdict)
