@@ -285,7 +285,11 @@ class BatchExpectation:
     @property
     def rules(self) -> tuple[str, ...]:
         limit = ("BATCH-MAX-ENTRIES",) if self.at_the_limit else ()
-        return ("BATCH-PARTIAL",) + limit + _ordered_rules([o for _, e in self.entries for o in e.outcomes])
+        return ("BATCH-PARTIAL",) + limit + self._entry_rules
+
+    @property
+    def _entry_rules(self) -> tuple[str, ...]:
+        return _ordered_rules([o for _, e in self.entries for o in e.outcomes])
 
     def possible_effects(self) -> Effects | None:
         return Enumerated([o for _, e in self.entries for o in e.outcomes]).possible_effects() if self.entries \
@@ -326,8 +330,7 @@ class BatchExpectation:
         verdict.consistent = consistent
         # An entry's rule is decided where that entry's own answer decided it (not near an edge the timing leaves
         # open, say); the batch's own rules are the batch's.
-        entry_rules = _ordered_rules([o for _, e in self.entries for o in e.outcomes])
-        verdict.outcome.undecided = tuple(r for r in entry_rules if r not in decided)
+        verdict.outcome.undecided = tuple(r for r in self._entry_rules if r not in decided)
         return verdict
 
     def _combine(self, parts: list[tuple[str, Outcome, Response]], divergences: tuple[Divergence, ...],
