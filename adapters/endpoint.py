@@ -25,7 +25,7 @@ RUN_TAG = "sqs-conformance-run"
 QUEUE_PREFIX = "sqsconf-"
 # Public SQS pricing (us-east-1, beyond the free tier), dollars per million requests.
 PRICE_PER_MILLION = {"standard": 0.40, "fifo": 0.50}
-# Seconds a deadline may show early or late on a real clock. For AWS from EVIDENCE.md row 'timing precision'
+# Seconds a deadline may show early or late on a real clock. For AWS from docs/evidence.md row 'timing-precision'
 # (with 1 s timeouts its deadlines held well inside half a second); emulators are given the same.
 DEFAULT_TOLERANCE = {"aws": 0.5, "endpoint": 0.5}
 

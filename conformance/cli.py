@@ -49,7 +49,7 @@ def endpoint_options(command):
                      help="stop once this many requests were sent (cleanup is never refused)"),
         click.option("--tolerance", type=click.FloatRange(0, 60), default=None,
                      help="seconds a deadline may show early or late under a real clock "
-                          "[default: 0.5, from EVIDENCE.md row 'timing precision']"),
+                          "[default: 0.5, from docs/evidence.md row 'timing-precision']"),
     ]):
         command = option(command)
     return command

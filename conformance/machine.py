@@ -42,7 +42,7 @@ REAL_MAX_WAIT = 6.0  # seconds: a longer advance is skipped under a real clock
 EDGE_OFFSETS = (-1, -0.001, 0.001, 0, 1)
 # Around the 12-hour ceiling: the room left exactly, one second either side, and far enough either side to stay
 # decisive where the target is judged with a tolerance band and request windows (the model permits either answer
-# within a second of the ceiling, EVIDENCE.md's hedge, plus the band).
+# within a second of the ceiling, docs/evidence.md's hedge, plus the band).
 CEILING_OFFSETS = (-1, 0, 1, -3, 3)
 
 

@@ -1,4 +1,4 @@
-"""Early redeliveries: permitted rarely (EVIDENCE.md 'at-least-once': count it, do not fail on one), so what
+"""Early redeliveries: permitted rarely (docs/evidence.md row 'at-least-once': count it, do not fail on one), so what
 counts against a target is one that is not rare. Two of one rule in one case are not; nor is one in a case when
 the same rule returned messages early in many other cases of the run: a queue whose every timeout is short shows
 one early return per case, and must not pass because no single case happened to show two."""

@@ -365,7 +365,7 @@ def _change_receipt(model: Model, message: Message, s: MessageState, current: bo
 
 def _expired_accepts(model: Model, message: Message, s: MessageState, now: float, v: float,
                      rules: tuple[str, ...]):
-    """HTTP 200; the message may or may not be hidden again (EVIDENCE.md: 'allow both')."""
+    """HTTP 200; the message may or may not be hidden again (docs/evidence.md row 'cmv-expired')."""
     hidden = _accepted(model, s, now, v)
     results = _ceiling_check(model, message, s, now, v, (hidden[0], rules + hidden[1], hidden[2]))
     results.append((ChangeOk(), rules, s))
@@ -403,7 +403,7 @@ def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, 
     if deadline > ceiling + s.received_slack + band:  # beyond even the latest the receive may have set it
         return [rejected]
     accepted = (accepted[0], rules + accepted[1], accepted[2], situations)  # the ceiling decided: its rules first
-    # EVIDENCE.md: 'Setting 43200 right after a receive may already fail by a second'
+    # docs/evidence.md row 'ceiling': 43200 right after the receive may already be refused by a second
     if model.late + v > ceiling - 1 - band:
         return [accepted, rejected]
     return [accepted]
@@ -477,7 +477,7 @@ def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, 
     if s.gone is not Gone.NO:
         if p.error_dialect == "smq":
             return [(errors.smq_message_not_exist(), ("SMQ-NEW-HANDLE",), None)]
-        if s.gone is Gone.PURGED:  # EVIDENCE.md records a second delete, not a delete after a purge
+        if s.gone is Gone.PURGED:  # docs/evidence.md records a second delete, not a delete after a purge
             return [(Ok(), ("PURGE-ALL", "DEL-IDEMPOTENT"), None)] + _purged_handle(p)
         return [(Ok(), ("DEL-IDEMPOTENT",), None)]
     if s.queue != info.queue:  # redriven away: nothing records what its old handle gets, so permit either
@@ -504,7 +504,7 @@ def _delete_receipt(model: Model, s: MessageState, handle: str, info: HandleInfo
         return [(errors.smq_message_not_exist(), rule, None), (Ok(), rule, deleted("SMQ-NEW-HANDLE"))]
     if p.fifo:
         return [(errors.handle_expired(), ("DEL-FIFO-EXPIRED",), None)]
-    # A handle many hours old was once refused as expired (EVIDENCE.md, DeleteMessage stale handle): whether it
+    # A handle many hours old was once refused as expired (docs/evidence.md row 'delete-stale'): whether it
     # was its message's latest is not recorded, so past the 12-hour mark either kind of handle may be refused.
     refused = [(errors.handle_expired(), ("DEL-STALE",) if not current else ("DEL-EXPIRED",), None)] \
         if now - info.received_at > (p.ceiling_seconds or 43200) else []

@@ -673,7 +673,7 @@ _RANGE_RULES = {"VisibilityTimeout": "VIS-RANGE", "WaitTimeSeconds": "RCV-WAIT-R
 
 def _counts(s: MessageState) -> set[int]:
     """The receive counts a receive may report: one more than before; after a redrive, perhaps counted afresh in
-    the dead-letter queue (nothing records which, EVIDENCE.md row 'receive count' speaks of one queue)."""
+    the dead-letter queue (nothing records which, docs/evidence.md row 'receive-count' speaks of one queue)."""
     return {s.receive_count + 1} | ({s.receive_count - s.redrive_base + 1} if s.redrive_base is not None else set())
 
 

@@ -1,4 +1,4 @@
-"""The rule catalogue: every behaviour the model checks, with its id, statement, profiles and source.
+"""The rule catalogue: every behaviour the model checks, with its id, statement, profiles and sources.
 
 This is the only place a rule is defined. The model attributes each outcome to rule ids from here; the
 checker and the reports name divergences by these ids.
@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+
+from model.sources import Source, api, row, seed
 
 STANDARD = "sqs-standard"
 FIFO = "sqs-fifo"
@@ -31,196 +33,197 @@ class Rule:
     id: str
     statement: str
     profiles: frozenset[str]
-    source: str
+    sources: tuple[Source, ...]
     certainty: Certainty = Certainty.FIRM
+
+    @property
+    def source(self) -> str:
+        """The sources as one line, for people (reports, `rules`, case files)."""
+        return "; ".join(map(str, self.sources))
 
     def applies_to(self, profile_name: str) -> bool:
         return profile_name in self.profiles
 
 
-def _r(id: str, statement: str, profiles: frozenset[str], source: str, hedged: bool = False) -> Rule:
-    return Rule(id, statement, profiles, source, Certainty.HEDGED if hedged else Certainty.FIRM)
+def _r(id: str, statement: str, profiles: frozenset[str], sources: tuple[Source, ...], hedged: bool = False) -> Rule:
+    return Rule(id, statement, profiles, sources, Certainty.HEDGED if hedged else Certainty.FIRM)
 
 
 CATALOGUE: tuple[Rule, ...] = (
     # --- ranges and defaults -------------------------------------------------------------------------
     _r("VIS-DEFAULT", "A queue's VisibilityTimeout is 30 s unless set.", ALL_PROFILES,
-       "seed 000: 'Each queue starts with a default setting of 30 seconds'; seed 004: 'Default | 30 seconds'"),
+       (seed("000", "Each queue starts with a default setting of 30 seconds"), seed("004", "Default"), row("range"))),
     _r("VIS-RANGE", "VisibilityTimeout is an integer in the profile's range (SQS 0..43200, SMQ 1..43200) on "
        "receive, change and the queue attribute; outside it the request is rejected "
        "(InvalidParameterValue on request parameters, InvalidAttributeValue on queue attributes, "
        "InvalidArgument on SMQ).", ALL_PROFILES,
-       "EVIDENCE.md rows 'range', 'out-of-range'; seed 002: 'The minimum is 0 seconds. The maximum is 12 hours'; "
-       "EVIDENCE.md SMQ: 'range is 1..43200 s ... 0 is not allowed'"),
+       (row("range"), row("out-of-range"), seed("002", "The minimum is 0 seconds. The maximum is 12 hours"),
+        row("smq-range"))),
     _r("SEND-ENQUEUES", "A valid send is accepted with a new MessageId, and the message is stored until it is "
        "received.", ALL_PROFILES,
-       "seed 002: 'A message is considered to be stored after it is sent to a queue by a producer'"),
+       (seed("002", "A message is considered to be stored after it is sent to a queue by a producer"),)),
     # --- hide, reappear, override ------------------------------------------------------------------------
     _r("RCV-HIDE", "A received message is not returned by another receive before its deadline "
        "(receive time + visibility timeout).", ALL_PROFILES,
-       "seed 000: 'it isn't available to other receive requests for the duration of the visibility timeout'"),
+       (seed("000", "it isn't available to other receive requests for the duration of the visibility timeout"),)),
     _r("RCV-REAPPEAR", "A message not deleted by its deadline becomes receivable again at the deadline (at "
        "that exact instant either answer is permitted; the documents do not settle it).",
        ALL_PROFILES,
-       "seed 001: 'the message again becomes visible to the ReceiveMessage calls'; seed 004: 'becomes visible "
-       "again'"),
+       (seed("001", "the message again becomes visible to the ReceiveMessage calls"),
+        seed("004", "becomes visible again"))),
     _r("RCV-INTEGRITY", "A receive returns only messages sent to that queue, each at most once per response, "
        "with the body they were sent with.", ALL_PROFILES,
-       "seed 002: 'An Amazon SQS message has three basic states: Sent ... Received ... Deleted'"),
+       (seed("002", "An Amazon SQS message has three basic states"),)),
     _r("RCV-OVERRIDE", "ReceiveMessage(VisibilityTimeout=v) applies v to the returned messages only; the "
        "queue attribute is unchanged.", ALL_PROFILES - {SMQ},
-       "EVIDENCE.md row 'receive override'; seed 001: 'set a special visibility timeout for the returned "
-       "messages without changing the overall queue timeout'"),
+       (row("receive-override"), seed("001", "without changing the overall queue timeout"))),
     # --- changing a message's visibility ---------------------------------------------------------------
     _r("VIS-EXTEND-NONADDITIVE", "ChangeMessageVisibility(v) sets the deadline to call time + v, never to "
        "the old deadline + v.", ALL_PROFILES,
-       "seed 000: 'you then have 60 seconds for your timeout (not 10+60 = 70 seconds; the extension isn't "
-       "additive)'; EVIDENCE.md row 'non-additive change'"),
+       (seed("000", "not 10+60 = 70 seconds"), row("non-additive-change"))),
     _r("VIS-SHORTEN", "A change to a shorter timeout also counts from the call: the message reappears at "
        "call time + v.", ALL_PROFILES,
-       "seed 002: 'the 10 seconds begin to count from the time that you make the ChangeMessageVisibility call'"),
+       (seed("002", "the 10 seconds begin to count from the time that you make the ChangeMessageVisibility call"),
+        row("non-additive-change"))),
     _r("VIS-TERMINATE", "ChangeMessageVisibility(0) makes the message receivable at once.", ALL_SQS,
-       "seed 000: 'call ChangeMessageVisibility with VisibilityTimeout=0 seconds'; seeds 002, 003"),
+       (seed("000", "VisibilityTimeout=0 seconds"), row("terminate"))),
     _r("VIS-NOT-STICKY", "A change applies to that receipt only; the next receive uses the queue value (or "
        "that receive's override).", ALL_PROFILES,
-       "seed 000: 'The extension you request is not stored in memory for that message'; seed 002: 'applies "
-       "only to the particular receipt of the message'"),
+       (seed("000", "The extension you request is not stored in memory for that message"),
+        seed("002", "applies only to the particular receipt of the message"), row("not-sticky"))),
     _r("VIS-CEILING", "A receipt's deadline may not be set beyond its ReceiveMessage + 43200 s; a change "
        "past that is rejected, not clipped: InvalidParameterValue 'Value N for parameter VisibilityTimeout is "
        "invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]'.",
        CURRENT_SQS,
-       "seed 002: 'The maximum visibility timeout is 12 hours from the time that Amazon SQS receives the "
-       "ReceiveMessage request'; EVIDENCE.md row '12-hour ceiling' (aws-sdk-net#794, localstack#3956)"),
+       (seed("002", "12 hours from the time that Amazon SQS receives the ReceiveMessage request"), row("ceiling"))),
     _r("VIS-CEILING-FROM-RECEIVE", "The 12-hour ceiling counts from the receive that produced the receipt; "
        "time the message waited in the queue does not count.", CURRENT_SQS,
-       "EVIDENCE.md row '12-hour ceiling': 'Time the message spent waiting before the receive does not count'"),
+       (row("ceiling"),)),
     _r("VIS-CEILING-NO-RESET", "Extending the visibility timeout does not reset the 12-hour ceiling.",
        CURRENT_SQS,
-       "seed 002: 'Extending the visibility timeout does not reset the 12-hour maximum'; seed 003"),
+       (seed("002", "Extending the visibility timeout does not reset the 12-hour maximum"), row("ceiling"))),
     _r("QATTR-LATER-RECEIVES", "A change of the queue's VisibilityTimeout applies to later receives only; "
        "in-flight deadlines do not move; for up to 60 s a receive may still use the old value.", ALL_PROFILES,
-       "EVIDENCE.md row 'queue attribute change' (in-flight not documented to move; propagation up to 60 s)",
+       (row("queue-attribute-change"),),
        hedged=True),
     # --- receipt handles ------------------------------------------------------------------------------
     _r("HANDLE-MALFORMED", "A malformed receipt handle is rejected with ReceiptHandleIsInvalid.", ALL_SQS,
-       "EVIDENCE.md rows 'CMV, malformed handle', 'DeleteMessage, malformed handle' (VAL)"),
+       (row("cmv-malformed-handle"), row("delete-malformed-handle"))),
     _r("CMV-DELETED", "ChangeMessageVisibility on a deleted message is rejected: InvalidParameterValue "
        "'... Reason: Message does not exist or is not available for visibility timeout change.'", ALL_SQS,
-       "EVIDENCE.md row 'CMV, deleted message' (VAL)"),
+       (row("cmv-deleted"),)),
     _r("CMV-EXPIRED", "ChangeMessageVisibility with an expired handle (not yet received again) answers 200; "
        "whether the message is hidden again is unknown.", frozenset({STANDARD, SQS_2008}),
-       "EVIDENCE.md row 'CMV, expired handle' (REC 2024-04-30; MessageNotInflight never reproduced)",
+       (row("cmv-expired"),),
        hedged=True),
     _r("CMV-STALE", "ChangeMessageVisibility with a stale handle (message received again since) is accepted "
        "and takes effect on the message.", frozenset({STANDARD, SQS_2008}),
-       "EVIDENCE.md row 'CMV, stale handle after another receive (standard)' (VAL)"),
+       (row("cmv-stale"),)),
     _r("CMV-FIFO-EXPIRED", "On a FIFO queue a change with a handle past its deadline may be rejected as "
        "expired or accepted; nothing public records which.", frozenset({FIFO}),
-       "EVIDENCE.md: only DeleteMessage is recorded for FIFO after the deadline (REC); CMV is not", hedged=True),
+       (row("delete-fifo-expired"), row("cmv-expired")), hedged=True),
     _r("DEL-EXPIRED", "DeleteMessage with an expired handle (standard, not yet received again) succeeds and "
        "deletes the message; past 12 hours it may be rejected with 'The receipt handle has expired.'",
        frozenset({STANDARD, SQS_2008}),
-       "EVIDENCE.md rows 'DeleteMessage, expired handle' (REC 2025-03-28) and 'DeleteMessage, stale handle' "
-       "(boto3#2898: a handle ≈55,000 s old refused, which receipt it was not recorded)"),
+       (row("delete-expired"), row("delete-stale"))),
     _r("DEL-STALE", "DeleteMessage with a stale handle succeeds, but the message might not be deleted; a "
        "handle older than 12 hours may be rejected with 'The receipt handle has expired.'",
        frozenset({STANDARD, SQS_2008}),
-       "EVIDENCE.md row 'DeleteMessage, stale handle' (DOC; boto3#2898)", hedged=True),
+       (row("delete-stale"),), hedged=True),
     _r("DEL-FIFO-EXPIRED", "On a FIFO queue DeleteMessage after the receipt's deadline is rejected: "
        "InvalidParameterValue '... Reason: The receipt handle has expired.'; inside a deadline that a change "
        "extended it succeeds.", frozenset({FIFO}),
-       "EVIDENCE.md row 'DeleteMessage, FIFO, after the deadline' (REC 2023, 2025)"),
+       (row("delete-fifo-expired"),)),
     _r("DEL-IDEMPOTENT", "DeleteMessage of an already deleted message with its handle succeeds again.", ALL_SQS,
-       "EVIDENCE.md row 'DeleteMessage twice' (VAL)"),
+       (row("delete-twice"),)),
     _r("DEL-REMOVES", "A deleted message is never returned again.", ALL_PROFILES,
-       "seed 000: 'the message returns to a subsequent receive request unless you delete it'"),
+       (seed("000", "unless you delete it"),)),
     # --- batches ------------------------------------------------------------------------------------------
     _r("BATCH-MAX-ENTRIES", "A batch has at most 10 entries: AWS.SimpleQueueService.TooManyEntriesInBatchRequest "
        "'Maximum number of entries per request are 10. You have sent N.'", CURRENT_SQS,
-       "EVIDENCE.md row 'batches' (REC)"),
+       (row("batches"),)),
     _r("BATCH-EMPTY", "An empty batch is rejected: AWS.SimpleQueueService.EmptyBatchRequest.", CURRENT_SQS,
-       "EVIDENCE.md row 'batches'"),
+       (row("batches"),)),
     _r("BATCH-ENTRY-ID", "Batch entry ids match [A-Za-z0-9_-]{1,80}: else "
-       "AWS.SimpleQueueService.InvalidBatchEntryId.", CURRENT_SQS, "EVIDENCE.md row 'batches'"),
+       "AWS.SimpleQueueService.InvalidBatchEntryId.", CURRENT_SQS, (row("batches"),)),
     _r("BATCH-IDS-DISTINCT", "Batch entry ids are distinct: else AWS.SimpleQueueService.BatchEntryIdsNotDistinct.",
-       CURRENT_SQS, "EVIDENCE.md row 'batches'"),
+       CURRENT_SQS, (row("batches"),)),
     _r("BATCH-PARTIAL", "Each batch entry succeeds or fails on its own, as the single call would; failures go "
-       "in Failed[] with SenderFault true.", CURRENT_SQS, "EVIDENCE.md row 'batches' (REC, ISSUE)"),
+       "in Failed[] with SenderFault true.", CURRENT_SQS, (row("batches"),)),
     # --- receive ------------------------------------------------------------------------------------------
     _r("RCV-MAX-MESSAGES", "MaxNumberOfMessages is 1..10 ('Value N for parameter MaxNumberOfMessages is "
        "invalid. Reason: Must be between 1 and 10, if provided.'); at most that many are returned.", ALL_SQS,
-       "EVIDENCE.md row 'MaxNumberOfMessages' (REC)"),
+       (row("max-messages"),)),
     _r("RCV-WAIT-RANGE", "WaitTimeSeconds is 0..20 ('Value N for parameter WaitTimeSeconds is invalid. Reason: "
-       "Must be >= 0 and <= 20, if provided.').", CURRENT_SQS, "EVIDENCE.md row 'WaitTimeSeconds' (REC)"),
+       "Must be >= 0 and <= 20, if provided.').", CURRENT_SQS, (row("wait-time"),)),
     _r("RCV-SHORT-POLL", "A short poll may return fewer messages than are visible, or none.", ALL_PROFILES,
-       "EVIDENCE.md row 'short polling' (DOC)", hedged=True),
+       (row("short-polling"),), hedged=True),
     _r("RCV-LONG-POLL", "A long poll (WaitTimeSeconds > 0) returns at least one message if any is receivable "
-       "during its wait, as soon as one is.", CURRENT_SQS, "EVIDENCE.md row 'short polling' (DOC)"),
+       "during its wait, as soon as one is.", CURRENT_SQS, (row("short-polling"),)),
     _r("RCV-AT-LEAST-ONCE", "On a standard queue a hidden message may rarely be delivered again; it is "
        "counted, not failed.", frozenset({STANDARD, SQS_2008}),
-       "EVIDENCE.md row 'at-least-once' (DOC); seed 002: 'the visibility timeout isn't a guarantee against "
-       "receiving a message twice'", hedged=True),
+       (row("at-least-once"), seed("002", "isn't a guarantee against receiving a message twice")), hedged=True),
     _r("RCV-COUNT", "ApproximateReceiveCount rises by one on every receive, VisibilityTimeout=0 receives "
        "included; a dead-letter queue may count a redriven message's receives on or afresh.", CURRENT_SQS,
-       "EVIDENCE.md row 'receive count' (REC; it speaks of one queue, so a redrive is not settled)"),
+       (row("receive-count"),)),
     _r("RCV-NEW-HANDLE", "Each receive of a message returns a receipt handle different from every earlier one "
        "of that message.", CURRENT_SQS,
-       "EVIDENCE.md row 'receipt handles' (DOC: botocore's DeleteMessage documentation; REC)"),
+       (row("receipt-handles"),)),
     _r("RCV-FIRST-TIMESTAMP", "ApproximateFirstReceiveTimestamp is the time of the first receive, in ms.",
-       CURRENT_SQS, "EVIDENCE.md row 'receive count' (REC)"),
+       CURRENT_SQS, (row("receive-count"),)),
     # --- delay, redrive, quota, purge, counts -----------------------------------------------------------
     _r("DELAY-HIDES", "A message sent with DelaySeconds d (0..900, or the queue's DelaySeconds) is not "
        "receivable for d seconds and is counted as delayed, not in flight.", CURRENT_SQS,
-       "EVIDENCE.md row 'delay' (DOC)"),
+       (row("delay"),)),
     _r("REDRIVE-DLQ", "When a receive would make the receive count exceed maxReceiveCount, the message moves "
-       "to the dead-letter queue instead of being returned.", CURRENT_SQS, "EVIDENCE.md row 'redrive' (DOC, VAL)"),
+       "to the dead-letter queue instead of being returned.", CURRENT_SQS, (row("redrive"),)),
     _r("INFLIGHT-QUOTA", "A standard queue holds at most about 120,000 in-flight messages: a short poll past "
        "it gets OverLimit; a long poll, and a FIFO queue, just return nothing more.", CURRENT_SQS,
-       "EVIDENCE.md row 'in-flight quota' (DOC); seed 002 'there can be a maximum of approximately 120,000'"),
+       (row("inflight-quota"), seed("002", "a maximum of approximately 120,000"))),
     _r("PURGE-ALL", "PurgeQueue removes every message, in-flight ones included.", CURRENT_SQS,
-       "EVIDENCE.md row 'purge' (VAL)"),
+       (row("purge"),)),
     _r("PURGE-IN-PROGRESS", "A second PurgeQueue within 60 s of the last is rejected with PurgeQueueInProgress.",
-       CURRENT_SQS, "DOC: botocore sqs service-2.json, PurgeQueueInProgress 'within the last 60 seconds'"),
+       CURRENT_SQS, (row("purge"), api("within the last 60 seconds"),)),
     _r("ATTR-COUNTS", "ApproximateNumberOfMessages (receivable), ...NotVisible (in flight) and ...Delayed "
        "count each live message exactly once.", CURRENT_SQS,
-       "seed 002 'Inflight messages' (stored vs in flight); EVIDENCE.md row 'delay' (delayed is not in flight)"),
+       (seed("002", "Inflight messages"), row("delay"))),
     # --- FIFO -------------------------------------------------------------------------------------------
     _r("FIFO-GROUP-LOCK", "While a received message of a group is in flight, later messages of that group are "
        "not returned.", frozenset({FIFO}),
-       "seed 002: 'no more messages for the same message group ID are returned unless you delete the message or "
-       "it becomes visible'; EVIDENCE.md row 'FIFO groups'"),
+       (seed("002", "no more messages for the same message group ID are returned unless you delete the message or it "
+             "becomes visible"),
+        row("fifo-groups"))),
     _r("FIFO-ORDER", "Messages of a group are returned in send order, also when the group comes back after a "
-       "timeout.", frozenset({FIFO}), "EVIDENCE.md row 'FIFO groups' (REC, VAL)"),
+       "timeout.", frozenset({FIFO}), (row("fifo-groups"),)),
     _r("FIFO-VISIBLE-PREFIX", "When one of several jointly received messages is still hidden, only the visible "
-       "prefix before it can be received.", frozenset({FIFO}), "EVIDENCE.md row 'FIFO groups' (REC, VAL)"),
+       "prefix before it can be received.", frozenset({FIFO}), (row("fifo-groups"),)),
     _r("FIFO-ATTEMPT-ID", "A receive retried with the same ReceiveRequestAttemptId within 5 minutes returns "
        "the same messages and handles, unless one was deleted or changed since.", frozenset({FIFO}),
-       "EVIDENCE.md row 'FIFO attempt id' (DOC); seed 002 'using the same receive request attempt ID'"),
+       (row("fifo-attempt-id"), seed("002", "same receive request attempt ID"))),
     _r("FIFO-DEDUP", "A send with the deduplication id of a message sent in the last 5 minutes is accepted "
        "and not enqueued again.", frozenset({FIFO}),
-       "seed 002: 'retry sending as many times as necessary, using the same message deduplication ID'"),
+       (seed("002", "using the same message deduplication ID"),)),
     _r("FIFO-SEND-PARAMS", "A FIFO send needs a MessageGroupId (MissingParameter), a deduplication id unless "
        "content-based deduplication is on (InvalidParameterValue), and takes no per-message DelaySeconds.",
-       frozenset({FIFO}), "DOC: botocore sqs service-2.json SendMessage (MessageGroupId, "
-       "MessageDeduplicationId, DelaySeconds 'not valid for FIFO'); EVIDENCE.md row 'delay'"),
+       frozenset({FIFO}), (api("MessageGroupId"), api("MessageDeduplicationId"), row("delay"),)),
     # --- the 2008-era API and SMQ --------------------------------------------------------------------------
     _r("PEEK-NO-CHANGE", "Peek reads live messages regardless of visibility and changes nothing: no deadline, "
        "receive count or handle moves.", frozenset({SQS_2008, SMQ}),
-       "seed 000: 'Peeking does not affect the state of the visibility timeout for the message'; EVIDENCE.md "
-       "SMQ 'PeekMessage / BatchPeekMessage read without changing visibility'"),
+       (seed("000", "Peeking does not affect the state of the visibility timeout for the message"),
+        row("sqs2008-peek"), row("smq-peek"))),
     _r("LOCK-UNRECEIVED", "ChangeMessageVisibility on a message never received locks it: it is not receivable "
        "for the requested time.", frozenset({SQS_2008}),
-       "seed 000: 'the message immediately becomes invisible (it is locked) for the duration of the timeout'"),
+       (seed("000", "the message immediately becomes invisible (it is locked) for the duration of the timeout"),
+        row("sqs2008-lock"))),
     _r("LOCK-NOT-REMEMBERED", "After a lock expires, the next receive uses the queue's timeout, not the lock's.",
        frozenset({SQS_2008}),
-       "seed 000: 'the visibility timeout used for the message will be the overall value assigned to the queue "
-       "and not the 3600 seconds'"),
+       (seed("000", "will be the overall value assigned to the queue and not the 3600 seconds"), row("sqs2008-lock"))),
     _r("SMQ-NEW-HANDLE", "A change returns a new receipt handle and NextVisibleTime (ms); the new handle is "
        "valid until that time and the old one stops working (MessageNotExist).", frozenset({SMQ}),
-       "EVIDENCE.md SMQ: 'returns a new receipt handle plus NextVisibleTime (ms)'"),
+       (row("smq-change"),)),
     _r("SMQ-INVISIBLE-ONLY", "A change works only on a consumed, still-invisible message; otherwise "
        "MessageNotExist (404).", frozenset({SMQ}),
-       "EVIDENCE.md SMQ: 'ChangeMessageVisibility works only on a consumed, still-invisible message'"),
+       (row("smq-change"),)),
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in CATALOGUE}

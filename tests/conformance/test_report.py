@@ -17,7 +17,7 @@ def test_the_description_names_the_rule_its_source_and_the_diverging_step():
                  coverage_rounds=0)
     text = describe_finding(result.findings["HANDLE-MALFORMED"])
     assert text.startswith("HANDLE-MALFORMED: ")
-    assert "source:   EVIDENCE.md" in text and "<-- diverges" in text
+    assert "source:   docs/evidence.md row" in text and "<-- diverges" in text
 
 
 def test_the_script_runs_against_an_endpoint_and_shows_the_answer(monkeypatch):

@@ -1,4 +1,4 @@
-"""Every EVIDENCE.md row that states an outcome, in each profile it applies to.
+"""Every docs/evidence.md row that states an outcome, in each profile it applies to.
 
 Where a row is checked through `observe`, both sides are tested: a response the evidence permits must not be
 flagged, and one it rules out must be flagged with the row's rule id.
@@ -900,7 +900,7 @@ def test_fifo_attempt_id_retry_of_a_long_poll_answers_at_once_even_when_the_firs
 
 
 def test_a_redriven_message_may_count_its_receives_on_or_afresh_in_the_dead_letter_queue():
-    """EVIDENCE.md's receive count row speaks of one queue: after a redrive, 'on' (3) and 'afresh' (1) are both
+    """docs/evidence.md's receive-count row speaks of one queue: after a redrive, 'on' (3) and 'afresh' (1) are both
     permitted, anything else is not."""
     for count, rule_ids in [(3, []), (1, []), (2, ["RCV-COUNT"])]:
         q = Scenario(VisibilityTimeout=5)
