@@ -22,6 +22,7 @@ from conformance.session import Session, Step, Tallies
 from conformance.trace import TraceWriter
 from model import Divergence
 from model.profiles import PROFILES
+from model.rules import RCV_OVERRIDE, VIS_CEILING
 from model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteEntry, DeleteMessage,
     DeleteMessageBatch, GetQueueAttributes, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage,
@@ -185,7 +186,7 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             """A fixed value, or one aimed at the handle's 12-hour ceiling: the room left, and either side of it."""
             choices = list(timeouts)
             room = self.room_under_ceiling(handle)
-            if room is not None and room > 3 and "VIS-CEILING" in self.model.profile.rule_ids:
+            if room is not None and room > 3 and VIS_CEILING in self.model.profile.rule_ids:
                 choices += [math.floor(room) + offset for offset in CEILING_OFFSETS]
             return data.draw(st.sampled_from(choices), label="timeout")
 
@@ -262,7 +263,7 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             kw = {}
             if profile.validates_receive_params:
                 kw["max_messages"] = data.draw(st.sampled_from([10] * 6 + [None, 1, 2, 0, 11, -1]), label="max")
-            if "RCV-OVERRIDE" in rule_ids:
+            if RCV_OVERRIDE in rule_ids:
                 kw["visibility_timeout"] = data.draw(st.sampled_from((None,) * 12 + timeouts), label="override")
             if profile.has_long_poll:
                 waits = [1] * 6 + ([2, 3, 0, None, 21, -1] if polls_take_time else [5, 20, 0, None, 21, -1])

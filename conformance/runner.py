@@ -33,7 +33,7 @@ from conformance.session import Step, Tallies
 from conformance.trace import TraceWriter
 from model import Divergence
 from model.profiles import PROFILES
-from model.rules import rules_for
+from model.rules import INFLIGHT_QUOTA, RCV_INTEGRITY, RCV_REAPPEAR, rules_for
 
 MIN_CASES_PER_JOB = 10
 # On a real (or shifted) clock every replay of a case takes its real time, so shrinking the failures of a round
@@ -42,8 +42,8 @@ REAL_CLOCK_SHRINK_SECONDS = 30.0
 
 # Rules no generated sequence can reach, and why (a rule missing here and never exercised is a generator bug).
 NOT_GENERATED = {
-    "INFLIGHT-QUOTA": "needs about 120,000 messages in flight",
-    "RCV-INTEGRITY": "judged on every returned message; it has no outcome of its own to aim at",
+    INFLIGHT_QUOTA: "needs about 120,000 messages in flight",
+    RCV_INTEGRITY: "judged on every returned message; it has no outcome of its own to aim at",
 }
 
 
@@ -52,8 +52,8 @@ def unreachable(profile: str) -> dict[str, str]:
     receive is a short poll (a short poll may leave out any visible message, so none shows one never returned)."""
     reasons = dict(NOT_GENERATED)
     if not PROFILES[profile].has_long_poll:
-        reasons["RCV-REAPPEAR"] = ("every receive of this profile is a short poll, which may leave out any visible "
-                                   "message: none can show a message that never comes back")
+        reasons[RCV_REAPPEAR] = ("every receive of this profile is a short poll, which may leave out any visible "
+                                 "message: none can show a message that never comes back")
     return reasons
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from model import errors
 from model.outcomes import Divergence, Effects, Outcome, Verdict, describe
+from model.rules import ATTR_COUNTS, QATTR_LATER_RECEIVES, REDRIVE_DLQ, VIS_DEFAULT
 from model.state import Hidden, Queue, Redrive, Setting
 from model.validation import as_int, attribute_ranges, is_int_in
 from model.values import AttributesOk, ErrorSpec, Response
@@ -44,7 +45,7 @@ def parse(model: Model, raw: dict[str, object], *, creating: bool) -> dict[str, 
                 raise ModelUsageError(f"profile {p.name} has no dead-letter queues")
             redrive = _redrive(model, value)
             if isinstance(redrive, ErrorSpec):
-                return Outcome(redrive, ("REDRIVE-DLQ",))
+                return Outcome(redrive, (REDRIVE_DLQ,))
             parsed[name] = redrive
         elif name in ("FifoQueue", "ContentBasedDeduplication") and creating:
             parsed[name] = str(value).lower() == "true"
@@ -118,7 +119,7 @@ class AttributesExpectation:
     model: Model
     queue: Queue
     now: float
-    rules: tuple[str, ...] = ("ATTR-COUNTS",)
+    rules: tuple[str, ...] = (ATTR_COUNTS,)
 
     def bounds(self) -> dict[str, tuple[int, int]]:
         low = dict.fromkeys(COUNTS, 0)
@@ -161,6 +162,6 @@ class AttributesExpectation:
         for name, allowed in self.settings().items():
             value = observed.attributes.get(name)
             if value is not None and value not in allowed:
-                rule_id = "VIS-DEFAULT" if name == "VisibilityTimeout" else "QATTR-LATER-RECEIVES"
+                rule_id = VIS_DEFAULT if name == "VisibilityTimeout" else QATTR_LATER_RECEIVES
                 problems.append(Divergence((rule_id,), f"{name} in {allowed}", f"{name}={value}"))
         return Verdict(Outcome(observed, self.rules), tuple(problems))

@@ -16,6 +16,13 @@ from model.outcomes import (
     union,
 )
 from model.profiles import Profile, get_profile
+from model.rules import (
+    CMV_DELETED, CMV_EXPIRED, CMV_FIFO_EXPIRED, CMV_STALE, DELAY_HIDES, DEL_EXPIRED, DEL_FIFO_EXPIRED, DEL_IDEMPOTENT,
+    DEL_REMOVES, DEL_STALE, FIFO_DEDUP, FIFO_SEND_PARAMS, HANDLE_MALFORMED, LOCK_UNRECEIVED, PEEK_NO_CHANGE, PURGE_ALL,
+    PURGE_IN_PROGRESS, QATTR_LATER_RECEIVES, REDRIVE_DLQ, SEND_ENQUEUES, SMQ_INVISIBLE_ONLY, SMQ_NEW_HANDLE,
+    VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET, VIS_DEFAULT, VIS_EXTEND_NONADDITIVE, VIS_RANGE,
+    VIS_SHORTEN, VIS_TERMINATE,
+)
 from model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Timing, millis
 from model.validation import batch_errors, edge_situations, is_int_in
 from model.values import (
@@ -179,9 +186,6 @@ class Model:
             return None
         return errors.out_of_range("VisibilityTimeout", value, p.error_dialect)
 
-    def _sqs(self) -> bool:
-        return self.profile.error_dialect == "sqs"
-
 
 # --- queue lifecycle and attributes ----------------------------------------------------------------------
 
@@ -195,7 +199,7 @@ def _create_queue(model: Model, op: CreateQueue, now: float) -> Expectation:
     def create() -> None:
         model.queues[op.queue] = attributes.new_queue(model.profile, op.queue, parsed, now)
 
-    rules = ("VIS-DEFAULT",) if "VisibilityTimeout" not in parsed else ("VIS-RANGE",)
+    rules = (VIS_DEFAULT,) if "VisibilityTimeout" not in parsed else (VIS_RANGE,)
     return Enumerated([Outcome(Ok(), rules, Effects(queue_updates=(create,)))])
 
 
@@ -217,13 +221,13 @@ def _set_attributes(model: Model, op: SetQueueAttributes, now: float) -> Expecta
     for message in model.messages_in(op.queue) if "VisibilityTimeout" in parsed else ():
         in_flight = [s.live_in(op.queue) and s.in_flight(now) for s in message.states]
         flying |= any(in_flight)
-        marked = tuple(s.evolve(why=("QATTR-LATER-RECEIVES",) + s.why)
-                       if flies and "QATTR-LATER-RECEIVES" not in s.why else s
+        marked = tuple(s.evolve(why=(QATTR_LATER_RECEIVES,) + s.why)
+                       if flies and QATTR_LATER_RECEIVES not in s.why else s
                        for s, flies in zip(message.states, in_flight, strict=True))
         if marked != message.states:
             states[message.id] = marked
-    rules = ("QATTR-LATER-RECEIVES",) if flying else ()
-    return Enumerated([Outcome(Ok(), rules + ("VIS-RANGE",), Effects(states, queue_updates=(apply,)))])
+    rules = (QATTR_LATER_RECEIVES,) if flying else ()
+    return Enumerated([Outcome(Ok(), rules + (VIS_RANGE,), Effects(states, queue_updates=(apply,)))])
 
 
 def _get_attributes(model: Model, op: GetQueueAttributes, now: float) -> Expectation:
@@ -237,36 +241,36 @@ def _send(model: Model, op: SendMessage, now: float) -> Expectation:
     p = model.profile
     if queue.fifo:
         if op.group_id is None:
-            return _error(errors.missing_group_id(), "FIFO-SEND-PARAMS")
+            return _error(errors.missing_group_id(), FIFO_SEND_PARAMS)
         if op.delay_seconds is not None:
-            return _error(errors.fifo_message_delay(op.delay_seconds), "FIFO-SEND-PARAMS")
+            return _error(errors.fifo_message_delay(op.delay_seconds), FIFO_SEND_PARAMS)
         dedup_id = op.dedup_id
         if dedup_id is None and queue.content_based_dedup:
             dedup_id = hashlib.sha256(op.body.encode()).hexdigest()
         if dedup_id is None:
-            return _error(errors.missing_dedup_id(), "FIFO-SEND-PARAMS")
+            return _error(errors.missing_dedup_id(), FIFO_SEND_PARAMS)
         earlier = queue.dedup.get(dedup_id)
         if earlier is not None and now < earlier[1] + p.dedup_window_seconds:
-            return Enumerated([Outcome(SendOk(earlier[0]), ("FIFO-DEDUP",))])
+            return Enumerated([Outcome(SendOk(earlier[0]), (FIFO_DEDUP,))])
     else:
         dedup_id = None
-    rules: tuple[str, ...] = ("SEND-ENQUEUES",)  # FIFO-DEDUP is exercised where a send is deduplicated, above
+    rules: tuple[str, ...] = (SEND_ENQUEUES,)  # FIFO-DEDUP is exercised where a send is deduplicated, above
     if op.delay_seconds is not None:
         if not p.has_delay:
             raise ModelUsageError(f"profile {p.name} has no per-message delay")
         if not is_int_in(op.delay_seconds, 0, p.delay_max):
-            return _error(errors.out_of_range("DelaySeconds", op.delay_seconds, p.error_dialect), "DELAY-HIDES")
+            return _error(errors.out_of_range("DelaySeconds", op.delay_seconds, p.error_dialect), DELAY_HIDES)
         delays: tuple[int, ...] = (op.delay_seconds,)
     else:
         delays = queue.setting("DelaySeconds", now, p.attribute_propagation_seconds)  # type: ignore[assignment]
     if any(delays):
-        rules += ("DELAY-HIDES",)
+        rules += (DELAY_HIDES,)
     model._next_message += 1
     model._next_seq += 1
     message_id = f"msg-{model._next_message}"
     states = tuple(
         MessageState(queue=op.queue, visible_at=now + d, hidden=Hidden.DELAY if d else Hidden.NONE,
-                     why=("DELAY-HIDES",) if d else (), slack=model.slack)
+                     why=(DELAY_HIDES,) if d else (), slack=model.slack)
         for d in delays
     )
     message = Message(message_id, op.body, model._next_seq, now, op.group_id, states)
@@ -291,8 +295,8 @@ def _change_outcomes(model: Model, queue_name: str, handle: str, value: object, 
         # whatever the value may be refused instead.
         in_range = model.profile.visibility_min
         refused = [o for o in _change_outcomes(model, queue_name, handle, in_range, now)
-                   if isinstance(o.response, ErrorSpec) and not any(r.startswith("VIS-CEILING") for r in o.rules)]
-        return [Outcome(range_error, ("VIS-RANGE",))] + refused
+                   if isinstance(o.response, ErrorSpec) and not any(r.startswith(VIS_CEILING) for r in o.rules)]
+        return [Outcome(range_error, (VIS_RANGE,))] + refused
     v = float(value)  # type: ignore[arg-type]
     info = model.handles.get(handle)
     if info is None or info.queue != queue_name:
@@ -300,7 +304,7 @@ def _change_outcomes(model: Model, queue_name: str, handle: str, value: object, 
         if locked is not None:
             return _per_state(locked, lambda s: _lock(s, now, v, model.slack))
         specs = errors.malformed_handle(handle, with_text=False, dialect=model.profile.error_dialect)
-        return [Outcome(spec, ("HANDLE-MALFORMED",)) for spec in specs]
+        return [Outcome(spec, (HANDLE_MALFORMED,)) for spec in specs]
     message = model.messages[info.message_id]
     return _per_state(message, lambda s: _change_state(model, message, s, handle, info, now, v))
 
@@ -317,7 +321,7 @@ def _lock_target(model: Model, queue_name: str, handle: str) -> Message | None:
 
 def _lock(s: MessageState, now: float, v: float, slack: float
           ) -> list[tuple[object, tuple[str, ...], MessageState | None]]:
-    why = ("LOCK-UNRECEIVED",)
+    why = (LOCK_UNRECEIVED,)
     locked = s.evolve(visible_at=now + v, hidden=Hidden.LOCK, changed_at=now, was_locked=True, why=why, slack=slack)
     return [(ChangeOk(), why, locked)]
 
@@ -327,15 +331,16 @@ def _change_state(model: Model, message: Message, s: MessageState, handle: str, 
     """Outcomes of a change on one possible state of the message: (response, rules, new state or None)."""
     p = model.profile
     if not s.live_in(info.queue):
-        if p.error_dialect == "smq":  # gone: apart from a message merely visible again, which a queue may miss
-            rules = ("SMQ-INVISIBLE-ONLY",)
+        # SMQ: a gone message's handle no longer works (apart from one merely visible again, which a queue may miss)
+        if p.change_returns_new_handle:
+            rules = (SMQ_INVISIBLE_ONLY,)
             return [(errors.smq_message_not_exist(), rules, None, situated(rules, "gone"))]
         if s.gone is Gone.PURGED:  # nothing records what a purged message's handle gets: permit either error
-            return [(errors.not_available_for_change(), ("PURGE-ALL", "CMV-DELETED"), None)] + _purged_handle(p)
+            return [(errors.not_available_for_change(), (PURGE_ALL, CMV_DELETED), None)] + _purged_handle(p)
         if s.queue != info.queue:  # redriven to the dead-letter queue: likewise
-            return [(errors.not_available_for_change(), ("REDRIVE-DLQ", "CMV-DELETED"), None)] + _purged_handle(
-                p, ("REDRIVE-DLQ",))
-        return [(errors.not_available_for_change(), ("CMV-DELETED",), None)]
+            return [(errors.not_available_for_change(), (REDRIVE_DLQ, CMV_DELETED), None)] + _purged_handle(
+                p, (REDRIVE_DLQ,))
+        return [(errors.not_available_for_change(), (CMV_DELETED,), None)]
     current = s.receipt == handle
     return [result for in_flight in model.in_flight_when(s, now)
             for result in _change_receipt(model, message, s, current, in_flight, now, v)]
@@ -345,21 +350,21 @@ def _change_receipt(model: Model, message: Message, s: MessageState, current: bo
                     v: float):
     """A change of a live message's receipt, once it is known whether the receipt is still in flight."""
     p = model.profile
-    if p.error_dialect == "smq":
+    if p.change_returns_new_handle:
         if not (current and in_flight):
-            rule = "SMQ-NEW-HANDLE" if not current else "SMQ-INVISIBLE-ONLY"
+            rule = SMQ_NEW_HANDLE if not current else SMQ_INVISIBLE_ONLY
             return [(errors.smq_message_not_exist(), (rule,), None)]
         return [_accepted(model, s, now, v, new_handle=True)]
     if in_flight and (current or p.stale_handles_work and not p.fifo):
         accepted = _accepted(model, s, now, v)
         if not current:
-            accepted = (accepted[0], ("CMV-STALE",) + accepted[1], accepted[2])
+            accepted = (accepted[0], (CMV_STALE,) + accepted[1], accepted[2])
         return _ceiling_check(model, message, s, now, v, accepted)
     # Past the deadline, or a stale handle of an earlier receive: the hedged rows.
     if p.fifo:
-        rules = ("CMV-FIFO-EXPIRED",)
+        rules = (CMV_FIFO_EXPIRED,)
         return [(errors.handle_expired(), rules, None)] + _expired_accepts(model, message, s, now, v, rules)
-    rules = ("CMV-EXPIRED",) if current else ("CMV-STALE", "CMV-EXPIRED")
+    rules = (CMV_EXPIRED,) if current else (CMV_STALE, CMV_EXPIRED)
     return _expired_accepts(model, message, s, now, v, rules)
 
 
@@ -375,18 +380,18 @@ def _expired_accepts(model: Model, message: Message, s: MessageState, now: float
 def _accepted(model: Model, s: MessageState, now: float, v: float, new_handle: bool = False):
     deadline = now + v
     if v == 0:
-        why = ("VIS-TERMINATE",)
+        why = (VIS_TERMINATE,)
     elif deadline < s.visible_at:
-        why = ("VIS-SHORTEN",)
+        why = (VIS_SHORTEN,)
     else:
-        why = ("VIS-EXTEND-NONADDITIVE",)
+        why = (VIS_EXTEND_NONADDITIVE,)
     changes = dict(visible_at=deadline, hidden=Hidden.RECEIPT, changed_at=now, why=why, slack=model.slack)
     response: object = ChangeOk()
     if new_handle:
         handle = model.mint_handle()
         changes["receipt"] = handle
         response = ChangeOk(handle, int(round(deadline * 1000)))
-        why = why + ("SMQ-NEW-HANDLE",)
+        why = why + (SMQ_NEW_HANDLE,)
     return (response, why, s.evolve(**changes))
 
 
@@ -397,7 +402,7 @@ def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, 
         return [accepted]
     deadline = now + v
     rules, flipped_by = _ceiling_rules(model, message.sent_at, s, deadline, ceiling)
-    situations = situated(("VIS-CEILING-FROM-RECEIVE",), flipped_by)
+    situations = situated((VIS_CEILING_FROM_RECEIVE,), flipped_by)
     rejected = (errors.beyond_ceiling(int(v)), rules, None, situations)
     band = model.timing.tolerance  # under a real clock the receive and this change each took effect in a window
     if deadline > ceiling + s.received_slack + band:  # beyond even the latest the receive may have set it
@@ -424,11 +429,11 @@ def _ceiling_rules(model: Model, sent_at: float, s: MessageState, deadline: floa
 
     from_first = s.first_receive_at != s.received_at and flips(s.first_receive_at)
     if flips(sent_at) or from_first:
-        rules.append("VIS-CEILING-FROM-RECEIVE")
+        rules.append(VIS_CEILING_FROM_RECEIVE)
     if flips(s.changed_at):
-        rules.append("VIS-CEILING-NO-RESET")
+        rules.append(VIS_CEILING_NO_RESET)
     if rules or deadline > ceiling - _NEAR_CEILING:
-        rules.append("VIS-CEILING")
+        rules.append(VIS_CEILING)
     return tuple(rules), "counted from a later receive" if from_first else ""
 
 
@@ -438,7 +443,7 @@ def _per_state(message: Message, outcomes_of) -> list[Outcome]:
     result = []
     for s in message.states:
         # A purge that spared in-flight messages shows only through their handles: a situation of its own.
-        purged = situated(("PURGE-ALL",), "purged in flight" if s.purged_in_flight else "")
+        purged = situated((PURGE_ALL,), "purged in flight" if s.purged_in_flight else "")
         for response, rules, new_state, *situations in outcomes_of(s):
             effects = Effects(states={message.id: (new_state if new_state is not None else s,)})
             minted: frozenset[str] = frozenset()
@@ -451,7 +456,7 @@ def _per_state(message: Message, outcomes_of) -> list[Outcome]:
     return result
 
 
-def _purged_handle(p: Profile, rules: tuple[str, ...] = ("PURGE-ALL",)) -> list:
+def _purged_handle(p: Profile, rules: tuple[str, ...] = (PURGE_ALL,)) -> list:
     """A handle whose message left the queue other than by a delete: rejecting it as invalid is permitted."""
     return [(spec, rules, None) for spec in errors.malformed_handle("", with_text=False, dialect=p.error_dialect)]
 
@@ -467,7 +472,7 @@ def _delete_outcomes(model: Model, queue_name: str, handle: str, now: float) -> 
     info = model.handles.get(handle)
     if info is None or info.queue != queue_name:
         specs = errors.malformed_handle(handle, with_text=True, dialect=model.profile.error_dialect)
-        return [Outcome(spec, ("HANDLE-MALFORMED",)) for spec in specs]
+        return [Outcome(spec, (HANDLE_MALFORMED,)) for spec in specs]
     message = model.messages[info.message_id]
     return _per_state(message, lambda s: _delete_state(model, s, handle, info, now))
 
@@ -475,13 +480,13 @@ def _delete_outcomes(model: Model, queue_name: str, handle: str, now: float) -> 
 def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, now: float):
     p = model.profile
     if s.gone is not Gone.NO:
-        if p.error_dialect == "smq":
-            return [(errors.smq_message_not_exist(), ("SMQ-NEW-HANDLE",), None)]
+        if p.change_returns_new_handle:
+            return [(errors.smq_message_not_exist(), (SMQ_NEW_HANDLE,), None)]
         if s.gone is Gone.PURGED:  # docs/evidence.md records a second delete, not a delete after a purge
-            return [(Ok(), ("PURGE-ALL", "DEL-IDEMPOTENT"), None)] + _purged_handle(p)
-        return [(Ok(), ("DEL-IDEMPOTENT",), None)]
+            return [(Ok(), (PURGE_ALL, DEL_IDEMPOTENT), None)] + _purged_handle(p)
+        return [(Ok(), (DEL_IDEMPOTENT,), None)]
     if s.queue != info.queue:  # redriven away: nothing records what its old handle gets, so permit either
-        return [(Ok(), ("REDRIVE-DLQ", "DEL-STALE"), None)] + _purged_handle(p, ("REDRIVE-DLQ",))
+        return [(Ok(), (REDRIVE_DLQ, DEL_STALE), None)] + _purged_handle(p, (REDRIVE_DLQ,))
     current = s.receipt == handle
     return [result for in_flight in model.in_flight_when(s, now)
             for result in _delete_receipt(model, s, handle, info, current, in_flight, now)]
@@ -493,24 +498,24 @@ def _delete_receipt(model: Model, s: MessageState, handle: str, info: HandleInfo
     p = model.profile
 
     def deleted(rule_id: str) -> MessageState:
-        return s.evolve(gone=Gone.DELETED, why=(rule_id, "DEL-REMOVES"), gone_at=now)
+        return s.evolve(gone=Gone.DELETED, why=(rule_id, DEL_REMOVES), gone_at=now)
 
     if current and in_flight:
-        return [(Ok(), ("DEL-REMOVES",), s.evolve(gone=Gone.DELETED, why=("DEL-REMOVES",), gone_at=now))]
-    if p.error_dialect == "smq":
-        rule = ("SMQ-NEW-HANDLE",)
+        return [(Ok(), (DEL_REMOVES,), s.evolve(gone=Gone.DELETED, why=(DEL_REMOVES,), gone_at=now))]
+    if p.change_returns_new_handle:
+        rule = (SMQ_NEW_HANDLE,)
         if not current:
             return [(errors.smq_message_not_exist(), rule, None)]
-        return [(errors.smq_message_not_exist(), rule, None), (Ok(), rule, deleted("SMQ-NEW-HANDLE"))]
+        return [(errors.smq_message_not_exist(), rule, None), (Ok(), rule, deleted(SMQ_NEW_HANDLE))]
     if p.fifo:
-        return [(errors.handle_expired(), ("DEL-FIFO-EXPIRED",), None)]
+        return [(errors.handle_expired(), (DEL_FIFO_EXPIRED,), None)]
     # A handle many hours old was once refused as expired (docs/evidence.md row 'delete-stale'): whether it
     # was its message's latest is not recorded, so past the 12-hour mark either kind of handle may be refused.
-    refused = [(errors.handle_expired(), ("DEL-STALE",) if not current else ("DEL-EXPIRED",), None)] \
+    refused = [(errors.handle_expired(), (DEL_STALE,) if not current else (DEL_EXPIRED,), None)] \
         if now - info.received_at > (p.ceiling_seconds or 43200) else []
     if current:
-        return [(Ok(), ("DEL-EXPIRED",), deleted("DEL-EXPIRED"))] + refused
-    return [(Ok(), ("DEL-STALE",), deleted("DEL-STALE")), (Ok(), ("DEL-STALE",), None)] + refused
+        return [(Ok(), (DEL_EXPIRED,), deleted(DEL_EXPIRED))] + refused
+    return [(Ok(), (DEL_STALE,), deleted(DEL_STALE)), (Ok(), (DEL_STALE,), None)] + refused
 
 
 # --- batches --------------------------------------------------------------------------------------------
@@ -575,12 +580,12 @@ def _purge(model: Model, op: PurgeQueue, now: float) -> Expectation:
         # The window counts from the last purge: where an earlier one is past it, a window counted from the
         # first would have let this purge through.
         earlier = queue.first_purge_at is not None and now >= queue.first_purge_at + interval
-        return Enumerated([Outcome(errors.purge_in_progress(), ("PURGE-IN-PROGRESS",), situations=situated(
-            ("PURGE-IN-PROGRESS",), "an earlier purge past its window" if earlier else ""))])
+        return Enumerated([Outcome(errors.purge_in_progress(), (PURGE_IN_PROGRESS,), situations=situated(
+            (PURGE_IN_PROGRESS,), "an earlier purge past its window" if earlier else ""))])
     states = {}
     for message in model.messages_in(op.queue):
         states[message.id] = tuple(dict.fromkeys(
-            s.evolve(gone=Gone.PURGED, why=("PURGE-ALL",), gone_at=now) if s.live_in(op.queue) else s
+            s.evolve(gone=Gone.PURGED, why=(PURGE_ALL,), gone_at=now) if s.live_in(op.queue) else s
             for s in message.states))
 
     def remember() -> None:
@@ -591,12 +596,12 @@ def _purge(model: Model, op: PurgeQueue, now: float) -> Expectation:
     # A purge shows PURGE-ALL only where it finds a message; one in flight is a situation of its own (a purge that
     # spares in-flight messages passes every purge of visible ones), so witnesses are searched for both.
     in_flight = any(s.in_flight(now) for m in model.messages_in(op.queue) for s in m.states if s.live_in(op.queue))
-    return Enumerated([Outcome(Ok(), ("PURGE-ALL", "PURGE-IN-PROGRESS"), Effects(states, queue_updates=(remember,)),
-                               undecided=() if states else ("PURGE-ALL",),
-                               situations=situated(("PURGE-ALL",), "in flight" if in_flight else ""))])
+    return Enumerated([Outcome(Ok(), (PURGE_ALL, PURGE_IN_PROGRESS), Effects(states, queue_updates=(remember,)),
+                               undecided=() if states else (PURGE_ALL,),
+                               situations=situated((PURGE_ALL,), "in flight" if in_flight else ""))])
 
 
-_PEEK = ("PEEK-NO-CHANGE",)
+_PEEK = (PEEK_NO_CHANGE,)
 
 
 @dataclass
@@ -623,7 +628,7 @@ class PeekExpectation:
             fits = message is not None and any(
                 s.live_in(self.queue) and seen.receive_count in (None, s.receive_count) for s in message.states)
             if not fits:
-                why = ("PEEK-NO-CHANGE",) + (("DEL-REMOVES",) if message is not None else ())
+                why = (PEEK_NO_CHANGE,) + ((DEL_REMOVES,) if message is not None else ())
                 problems.append(Divergence(why, "a live message, unchanged", f"peeked {seen.message_id}"))
         if len(observed.messages) > self.max_messages:
             problems.append(Divergence(_PEEK, f"at most {self.max_messages}", str(len(observed.messages))))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 from collections.abc import Callable
 
-from model.rules import Certainty, rule
+from model.rules import BATCH_MAX_ENTRIES, BATCH_PARTIAL, Certainty, rule
 from model.state import HandleInfo, Message, MessageState
 from model.values import BatchOk, ChangeOk, EntryFailure, Error, ErrorSpec, Ok, ReceiveOk, Response, SendOk
 
@@ -284,8 +284,8 @@ class BatchExpectation:
 
     @property
     def rules(self) -> tuple[str, ...]:
-        limit = ("BATCH-MAX-ENTRIES",) if self.at_the_limit else ()
-        return ("BATCH-PARTIAL",) + limit + self._entry_rules
+        limit = (BATCH_MAX_ENTRIES,) if self.at_the_limit else ()
+        return (BATCH_PARTIAL,) + limit + self._entry_rules
 
     @property
     def _entry_rules(self) -> tuple[str, ...]:
@@ -313,7 +313,7 @@ class BatchExpectation:
         for entry_id, expectation in self.entries:
             response = by_id.pop(entry_id, None)
             if response is None:
-                divergences.append(Divergence(("BATCH-PARTIAL",), f"entry {entry_id} reported", "entry missing"))
+                divergences.append(Divergence((BATCH_PARTIAL,), f"entry {entry_id} reported", "entry missing"))
                 continue
             verdict = expectation.check(_as_entry_response(response, expectation))
             parts.append((entry_id, verdict.outcome, response))
@@ -321,9 +321,9 @@ class BatchExpectation:
             decided.update(verdict.decisive)
             consistent = consistent and verdict.consistent
         if by_id:
-            divergences.append(Divergence(("BATCH-PARTIAL",), "only the sent entry ids", f"extra ids {sorted(by_id)}"))
+            divergences.append(Divergence((BATCH_PARTIAL,), "only the sent entry ids", f"extra ids {sorted(by_id)}"))
         # A failure of the sender's making (every failure the model knows: a bad handle, a bad value) says so.
-        divergences += [Divergence(("BATCH-PARTIAL",), f"entry {f.id} failed with SenderFault true",
+        divergences += [Divergence((BATCH_PARTIAL,), f"entry {f.id} failed with SenderFault true",
                                    f"entry {f.id} failed with SenderFault false") for f in observed.failed
                         if not f.sender_fault and f.id in dict(self.entries)]
         verdict = self._combine(parts, tuple(divergences))
@@ -355,7 +355,7 @@ class BatchExpectation:
         # BATCH-PARTIAL bites where an entry fails and another comes after it: only there can a queue that
         # stops at a failure, or fails the whole batch, be caught.
         bites = any(isinstance(response, Error) for _, _, response in parts[:-1])
-        rules = self.rules if bites else tuple(r for r in self.rules if r != "BATCH-PARTIAL")
+        rules = self.rules if bites else tuple(r for r in self.rules if r != BATCH_PARTIAL)
         outcome = Outcome(BatchOk(tuple(successful), tuple(failed)), rules, effects, minted)
         return Verdict(outcome, divergences)
 

@@ -35,7 +35,7 @@ class Profile:
     has_purge: bool = True
     validates_receive_params: bool = True
     lock_unreceived: bool = False  # sqs-2008: a change on a never-received message locks it
-    change_returns_new_handle: bool = False  # smq
+    change_returns_new_handle: bool = False  # smq: a change hands out a new handle, the old one stops working
     stale_handles_work: bool = True  # sqs: an old handle still addresses the message
     at_least_once: bool = False
     error_dialect: str = "sqs"  # which error codes the service speaks: "sqs" or "smq"

@@ -13,6 +13,12 @@ from typing import TYPE_CHECKING
 
 from model import errors
 from model.outcomes import Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, describe, situated
+from model.rules import (
+    DEL_REMOVES, FIFO_ATTEMPT_ID, FIFO_GROUP_LOCK, FIFO_ORDER, FIFO_VISIBLE_PREFIX, INFLIGHT_QUOTA, LOCK_NOT_REMEMBERED,
+    QATTR_LATER_RECEIVES, RCV_AT_LEAST_ONCE, RCV_COUNT, RCV_FIRST_TIMESTAMP, RCV_HIDE, RCV_INTEGRITY, RCV_LONG_POLL,
+    RCV_MAX_MESSAGES, RCV_NEW_HANDLE, RCV_OVERRIDE, RCV_REAPPEAR, RCV_SHORT_POLL, RCV_WAIT_RANGE, REDRIVE_DLQ,
+    VIS_NOT_STICKY, VIS_RANGE,
+)
 from model.state import Attempt, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, millis
 from model.validation import is_int_in
 from model.values import Error, ReceivedMessage, ReceiveMessage, ReceiveOk, Response
@@ -33,20 +39,20 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, completed_at: f
     if op.max_messages is not None and p.validates_receive_params:
         # In range, the rule is exercised where the bound bites (see _exercised_rules), not by every receive.
         if not is_int_in(op.max_messages, 1, p.max_messages_max):
-            return Enumerated([Outcome(errors.max_messages_out_of_range(op.max_messages), ("RCV-MAX-MESSAGES",))])
+            return Enumerated([Outcome(errors.max_messages_out_of_range(op.max_messages), (RCV_MAX_MESSAGES,))])
     if op.wait_time_seconds is not None and op.wait_time_seconds != 0:
         if not p.has_long_poll:
             raise ModelUsageError(f"profile {p.name} has no long polling")
-        rules.append("RCV-WAIT-RANGE")
+        rules.append(RCV_WAIT_RANGE)
         if not is_int_in(op.wait_time_seconds, 0, p.wait_max):
-            return Enumerated([Outcome(errors.wait_out_of_range(op.wait_time_seconds), ("RCV-WAIT-RANGE",))])
+            return Enumerated([Outcome(errors.wait_out_of_range(op.wait_time_seconds), (RCV_WAIT_RANGE,))])
     if op.visibility_timeout is not None:
-        if "RCV-OVERRIDE" not in p.rule_ids:
+        if RCV_OVERRIDE not in p.rule_ids:
             raise ModelUsageError(f"profile {p.name} has no receive VisibilityTimeout")
         range_error = model._range_error(op.visibility_timeout)
         if range_error is not None:
-            return Enumerated([Outcome(range_error, ("VIS-RANGE",))])
-        rules.append("RCV-OVERRIDE")
+            return Enumerated([Outcome(range_error, (VIS_RANGE,))])
+        rules.append(RCV_OVERRIDE)
         visibilities: tuple[int, ...] = (op.visibility_timeout,)
     else:
         visibilities = model.visibility_values(queue, now)
@@ -63,7 +69,7 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, completed_at: f
     live, in_flight, maybe_in_flight = _live_states(model, queue.name, now)
     over_limit_permitted = False
     if maybe_in_flight >= p.inflight_quota and not p.fifo:
-        rules.append("INFLIGHT-QUOTA")
+        rules.append(INFLIGHT_QUOTA)
         if not long_poll:
             if in_flight >= p.inflight_quota:
                 return Enumerated([Outcome(errors.over_limit(), tuple(rules))])
@@ -254,7 +260,7 @@ class ReceiveExpectation:
                 for index, s in enumerate(choices):
                     if s is not None and s in member.hidden:
                         ended.setdefault((prefix, certain), first + (index,))
-                        stop = (last + (index,), ("FIFO-VISIBLE-PREFIX",) if prefix else ("FIFO-GROUP-LOCK",))
+                        stop = (last + (index,), (FIFO_VISIBLE_PREFIX,) if prefix else (FIFO_GROUP_LOCK,))
                         last_stop = stop if last_stop is None or stop[0] > last_stop[0] else last_stop
                         continue
                     path = (prefix, blocked, certain)
@@ -274,30 +280,30 @@ class ReceiveExpectation:
 
     def _exercised_rules(self) -> tuple[str, ...]:
         rules = list(self.base_rules)
-        rules.append("RCV-LONG-POLL" if self.long_poll else "RCV-SHORT-POLL")
-        rules += ["RCV-COUNT", "RCV-FIRST-TIMESTAMP"]
+        rules.append(RCV_LONG_POLL if self.long_poll else RCV_SHORT_POLL)
+        rules += [RCV_COUNT, RCV_FIRST_TIMESTAMP]
         if sum(1 for c in self.candidates.values() if c.receivable) > self.max_messages:
-            rules.append("RCV-MAX-MESSAGES")  # more could be returned than may be: the bound bites
+            rules.append(RCV_MAX_MESSAGES)  # more could be returned than may be: the bound bites
         for candidate in self.candidates.values():
             for s in candidate.hidden:
-                rules += list(s.why) + ["RCV-HIDE"]
+                rules += list(s.why) + [RCV_HIDE]
             for s in candidate.blocked:
                 rules += list(s.why)
             for s in candidate.receivable + candidate.due:
-                rules += list(s.why) + (["RCV-REAPPEAR"] if s.receive_count else [])
+                rules += list(s.why) + ([RCV_REAPPEAR] if s.receive_count else [])
             if candidate.due:
-                rules.append("REDRIVE-DLQ")
+                rules.append(REDRIVE_DLQ)
             if candidate.hidden and self.model.profile.at_least_once:
-                rules.append("RCV-AT-LEAST-ONCE")
+                rules.append(RCV_AT_LEAST_ONCE)
         if self.queue.fifo:
-            rules.append("FIFO-ORDER")
+            rules.append(FIFO_ORDER)
             # A group's lock (or its visible prefix) shows only where it holds a visible message back.
             held = {c.message.group_id or "" for c in self.candidates.values() if c.blocked}
             for group_id, blocker in self.blockers.items():
                 if group_id in held:
                     rules += blocker
         if self.replay is not None:
-            rules = ["FIFO-ATTEMPT-ID"]
+            rules = [FIFO_ATTEMPT_ID]
         applicable = self.model.profile.rule_ids
         return tuple(r for r in dict.fromkeys(rules) if r in applicable)
 
@@ -347,15 +353,15 @@ class ReceiveExpectation:
         for got in observed.messages:
             message = self.model.messages.get(got.message_id or "")
             if message is None or got.message_id in seen or got.body != message.body:
-                problems.append(Divergence(("RCV-INTEGRITY",), "only messages sent to this queue, once each",
+                problems.append(Divergence((RCV_INTEGRITY,), "only messages sent to this queue, once each",
                                            f"message {got.message_id} body {got.body!r}"))
                 continue
             seen.add(message.id)
             states, problem, note = self._judge(message, got)
-            if problem is None and got.receipt_handle is not None and "RCV-NEW-HANDLE" in self.model.profile.rule_ids:
+            if problem is None and got.receipt_handle is not None and RCV_NEW_HANDLE in self.model.profile.rule_ids:
                 # In model space a handle the target issued before reads as the model's name for it; a new one
                 # reads as None (conformance/translate.py).
-                problem = Divergence(("RCV-NEW-HANDLE",), "a receipt handle not issued before",
+                problem = Divergence((RCV_NEW_HANDLE,), "a receipt handle not issued before",
                                      f"the handle {got.receipt_handle} of an earlier receive", (message.id,))
             if problem is None:
                 states = self._first_receive_seen(states, got)
@@ -367,7 +373,7 @@ class ReceiveExpectation:
                 notes.append(note)
             returned.append((message, states))
         if len(observed.messages) > self.max_messages:
-            problems.append(Divergence(("RCV-MAX-MESSAGES",), f"at most {self.max_messages} messages",
+            problems.append(Divergence((RCV_MAX_MESSAGES,), f"at most {self.max_messages} messages",
                                        f"{len(observed.messages)} messages"))
         if self.queue.fifo:
             problems += self._check_group_order(in_order)
@@ -390,7 +396,7 @@ class ReceiveExpectation:
         """The states the returned message may have been in, a divergence if none fits, and a note."""
         candidate = self.candidates.get(message.id)
         if candidate is None:  # gone, or in another queue
-            whys = tuple(r for s in message.states for r in s.why) or ("DEL-REMOVES",)
+            whys = tuple(r for s in message.states for r in s.why) or (DEL_REMOVES,)
             return [], Divergence(_dedupe(whys), "not returned: no longer in this queue",
                                   f"returned {message.id}", (message.id,)), None
         fitting = [s for s in candidate.receivable if self._attributes_fit(s, got)]
@@ -401,22 +407,22 @@ class ReceiveExpectation:
         if self.model.profile.at_least_once:
             in_flight = [s for s in candidate.hidden if s.hidden is Hidden.RECEIPT and self._attributes_fit(s, got)]
             if in_flight:
-                rules = _dedupe(tuple(r for s in in_flight for r in s.why) + ("RCV-AT-LEAST-ONCE",))
+                rules = _dedupe(tuple(r for s in in_flight for r in s.why) + (RCV_AT_LEAST_ONCE,))
                 note = Divergence(rules, f"hidden until {min(s.visible_at for s in in_flight):.3f}",
                                   f"redelivered at {self.at:.3f}", (message.id,))
                 return in_flight, None, note
         if candidate.blocked:
             group = message.group_id or ""
-            problem = Divergence(self.blockers.get(group, ("FIFO-GROUP-LOCK",)),
+            problem = Divergence(self.blockers.get(group, (FIFO_GROUP_LOCK,)),
                                  f"held back behind an earlier message of group {group}",
                                  f"returned at {self.at:.3f}", (message.id,))
             return candidate.blocked, problem, None
         if candidate.due and not candidate.hidden:
-            problem = Divergence(("REDRIVE-DLQ",), "moved to the dead-letter queue", f"returned at {self.at:.3f}",
+            problem = Divergence((REDRIVE_DLQ,), "moved to the dead-letter queue", f"returned at {self.at:.3f}",
                                  (message.id,))
             return candidate.due, problem, None
         states = candidate.hidden
-        rules = _dedupe(tuple(r for s in states for r in s.why) + ("RCV-HIDE",))
+        rules = _dedupe(tuple(r for s in states for r in s.why) + (RCV_HIDE,))
         expected = f"hidden until {min(s.visible_at for s in states):.3f}"
         return states, Divergence(rules, expected, f"returned at {self.at:.3f}", (message.id,)), None
 
@@ -432,7 +438,7 @@ class ReceiveExpectation:
         return s.surely_due(self.at, self.model.timing.tolerance)
 
     def _attributes_fit(self, s: MessageState, got: ReceivedMessage) -> bool:
-        if "RCV-COUNT" not in self.model.profile.rule_ids:
+        if RCV_COUNT not in self.model.profile.rule_ids:
             return True
         if got.receive_count is not None and got.receive_count not in _counts(s):
             return False
@@ -453,7 +459,7 @@ class ReceiveExpectation:
     def _first_receive_seen(self, states: list[MessageState], got: ReceivedMessage) -> list[MessageState]:
         """A first receive happens somewhere in its window: the timestamp the target gave it, judged to fit, is the
         one every later receive must repeat (not the window's start, which a correct answer may be far from)."""
-        if got.first_receive_ms is None or "RCV-COUNT" not in self.model.profile.rule_ids:
+        if got.first_receive_ms is None or RCV_COUNT not in self.model.profile.rule_ids:
             return states
         seen = got.first_receive_ms / 1000
         return [s.evolve(first_receive_at=seen) if s.first_receive_at is None else s for s in states]
@@ -461,9 +467,9 @@ class ReceiveExpectation:
     def _attribute_problem(self, s: MessageState, got: ReceivedMessage, message: Message) -> Divergence:
         first = s.first_receive_at if s.first_receive_at is not None else self.at
         if got.receive_count is not None and got.receive_count not in _counts(s):
-            return Divergence(("RCV-COUNT",), f"ApproximateReceiveCount {s.receive_count + 1}",
+            return Divergence((RCV_COUNT,), f"ApproximateReceiveCount {s.receive_count + 1}",
                               f"ApproximateReceiveCount {got.receive_count}", (message.id,))
-        return Divergence(("RCV-FIRST-TIMESTAMP",), f"ApproximateFirstReceiveTimestamp {millis(first)}",
+        return Divergence((RCV_FIRST_TIMESTAMP,), f"ApproximateFirstReceiveTimestamp {millis(first)}",
                           f"ApproximateFirstReceiveTimestamp {got.first_receive_ms}", (message.id,))
 
     def _check_group_order(self, returned: list[Message]) -> list[Divergence]:
@@ -475,9 +481,9 @@ class ReceiveExpectation:
             prefixes = self.prefixes.get(group_id, [])
             if not any(prefix[: len(ids)] == ids for prefix in prefixes):
                 if any(set(ids) <= set(prefix) for prefix in prefixes):
-                    rules: tuple[str, ...] = ("FIFO-ORDER",)
+                    rules: tuple[str, ...] = (FIFO_ORDER,)
                 else:
-                    rules = self.blockers.get(group_id, ("FIFO-GROUP-LOCK",)) + ("FIFO-ORDER",)
+                    rules = self.blockers.get(group_id, (FIFO_GROUP_LOCK,)) + (FIFO_ORDER,)
                 problems.append(Divergence(_dedupe(rules), f"a prefix of {prefixes}", f"group {group_id}: {ids}",
                                            tuple(ids)))
         return problems
@@ -495,13 +501,13 @@ class ReceiveExpectation:
             if self.queue.fifo and candidate.message.id not in self.surely_free:
                 continue  # an earlier message of its group may still hold the group
             if surely and len(surely) == len(states):
-                why = tuple(r for s in states for r in s.why if r != "RCV-HIDE")
+                why = tuple(r for s in states for r in s.why if r != RCV_HIDE)
                 reappeared = any(s.hidden is not Hidden.NONE for s in states)
                 # Surely visible when the poll began: its deadline was kept, the poll missed it. Visible only during
                 # the wait: a poll that does not wake for it is the likelier fault than the deadline.
-                waking = () if all(self._surely_visible(s) for s in surely) else ("RCV-LONG-POLL",)
+                waking = () if all(self._surely_visible(s) for s in surely) else (RCV_LONG_POLL,)
                 rules = _dedupe(self._held_by_later(candidate) + waking + why
-                                + (("RCV-REAPPEAR",) if reappeared else ()) + ("RCV-LONG-POLL",))
+                                + ((RCV_REAPPEAR,) if reappeared else ()) + (RCV_LONG_POLL,))
                 applicable = self.model.profile.rule_ids
                 return [Divergence(tuple(r for r in rules if r in applicable),
                                    f"{candidate.message.id} returned (visible since {states[0].visible_at:.3f})",
@@ -526,10 +532,10 @@ class ReceiveExpectation:
         if first is None:
             return []
         if self.at > first + LONG_POLL_SLACK:
-            return [Divergence(("RCV-LONG-POLL",), f"an answer at {first:.3f}, when a message was receivable",
+            return [Divergence((RCV_LONG_POLL,), f"an answer at {first:.3f}, when a message was receivable",
                                f"answered at {self.at:.3f}")]
         if not returned and self.at < first - LONG_POLL_SLACK:
-            return [Divergence(("RCV-LONG-POLL",), f"a message at {first:.3f}, within the wait (to {end:.3f})",
+            return [Divergence((RCV_LONG_POLL,), f"a message at {first:.3f}, within the wait (to {end:.3f})",
                                f"an empty answer at {self.at:.3f}")]
         return []
 
@@ -541,7 +547,7 @@ class ReceiveExpectation:
         message = candidate.message
         for other in self.candidates.values():
             if other.message.group_id == message.group_id and other.message.seq > message.seq and other.hidden:
-                return ("FIFO-VISIBLE-PREFIX",)
+                return (FIFO_VISIBLE_PREFIX,)
         return ()
 
     def _check_replay(self, observed: ReceiveOk) -> Verdict:
@@ -550,7 +556,7 @@ class ReceiveExpectation:
         outcome = Outcome(observed, self.rules, at=self.at)
         if got == expected:
             return Verdict(outcome)
-        return Verdict(outcome, (Divergence(("FIFO-ATTEMPT-ID",), f"the same messages and handles {expected}",
+        return Verdict(outcome, (Divergence((FIFO_ATTEMPT_ID,), f"the same messages and handles {expected}",
                                             f"{got}"),))
 
     # --- the state after the receive ------------------------------------------------------------------------
@@ -583,7 +589,7 @@ class ReceiveExpectation:
             if message_id in returned_ids or not candidate.due:
                 continue
             moved = tuple(s.evolve(queue=redrive.dead_letter_queue, visible_at=self.at, hidden=Hidden.NONE,
-                                   receipt=None, why=("REDRIVE-DLQ",), redrive_base=s.receive_count,
+                                   receipt=None, why=(REDRIVE_DLQ,), redrive_base=s.receive_count,
                                    redrive_first_at=None) for s in candidate.due)
             kept = () if canonical or (swept and self._surely_moved(candidate)) else tuple(candidate.message.states)
             effects.states[message_id] = tuple(dict.fromkeys(
@@ -598,7 +604,7 @@ class ReceiveExpectation:
         applicable = self.model.profile.rule_ids
         decided = tuple(r for mid in returned_ids for s in effects.states[mid] for r in s.why if r in applicable)
         if any(s.receive_count for _, states in returned for s in states):  # a handle it had before could come back
-            decided += tuple(r for r in ("RCV-NEW-HANDLE",) if r in applicable)
+            decided += tuple(r for r in (RCV_NEW_HANDLE,) if r in applicable)
         rules = tuple(dict.fromkeys(self.rules + decided))  # e.g. VIS-NOT-STICKY: this receive ignored a change
         return Outcome(ReceiveOk(tuple(shown)), rules, effects, frozenset(minted), notes, self.at,
                        self._undecided(bool(returned_ids)), self._long_poll_situations())
@@ -613,23 +619,23 @@ class ReceiveExpectation:
         at_once = {id(c) for c in self._surely_receivable_by(self.invoked)}
         if any(id(c) not in at_once for c in self._due_by_end_of_wait):
             labels.append("a message due during the wait")
-        return situated(("RCV-LONG-POLL",), ", ".join(labels))
+        return situated((RCV_LONG_POLL,), ", ".join(labels))
 
     def _undecided(self, returned: bool) -> tuple[str, ...]:
         """Rules this receive exercises without being able to catch them broken. A receive count or first
         timestamp shows only on a message returned; a FIFO group's order only where two of its messages could
         come; a message coming back after its timeout only where the receive may not leave it out (a long poll,
         the message surely visible in every state it may be in: a short poll samples)."""
-        undecided = [] if returned else ["RCV-COUNT", "RCV-FIRST-TIMESTAMP"]
+        undecided = [] if returned else [RCV_COUNT, RCV_FIRST_TIMESTAMP]
         if not any(len(prefix) >= 2 for prefixes in self.prefixes.values() for prefix in prefixes):
-            undecided.append("FIFO-ORDER")
+            undecided.append(FIFO_ORDER)
         # A long poll differs from a short one only where a message is surely receivable before its wait ends
         # (an empty answer would come then): on an empty queue the two answer alike.
         due_by_end = self._due_by_end_of_wait
         if not (self.long_poll and due_by_end):
-            undecided.append("RCV-LONG-POLL")
+            undecided.append(RCV_LONG_POLL)
         if not (self.long_poll and any(all(s.receive_count for s in c.receivable + c.hidden) for c in due_by_end)):
-            undecided.append("RCV-REAPPEAR")
+            undecided.append(RCV_REAPPEAR)
         return tuple(undecided)
 
     @cached_property
@@ -648,14 +654,14 @@ class ReceiveExpectation:
     def _received_with(self, s: MessageState, handle: str, v: int) -> MessageState:
         why: list[str] = []
         if s.was_locked:
-            why.append("LOCK-NOT-REMEMBERED")
+            why.append(LOCK_NOT_REMEMBERED)
         elif s.changed_at is not None:
-            why.append("VIS-NOT-STICKY")
+            why.append(VIS_NOT_STICKY)
         if self.op.visibility_timeout is not None:
-            why.append("RCV-OVERRIDE")
+            why.append(RCV_OVERRIDE)
         elif self.queue.settings["VisibilityTimeout"].changed_at is not None:
-            why.append("QATTR-LATER-RECEIVES")
-        why.append("RCV-HIDE")
+            why.append(QATTR_LATER_RECEIVES)
+        why.append(RCV_HIDE)
         return s.evolve(
             visible_at=self.at + v, slack=self.late - self.at, hidden=Hidden.RECEIPT, receipt=handle,
             received_at=self.at, received_slack=self.late - self.at, changed_at=None,
@@ -667,8 +673,8 @@ class ReceiveExpectation:
         )
 
 
-_RANGE_RULES = {"VisibilityTimeout": "VIS-RANGE", "WaitTimeSeconds": "RCV-WAIT-RANGE",
-                "MaxNumberOfMessages": "RCV-MAX-MESSAGES"}
+_RANGE_RULES = {"VisibilityTimeout": VIS_RANGE, "WaitTimeSeconds": RCV_WAIT_RANGE,
+                "MaxNumberOfMessages": RCV_MAX_MESSAGES}
 
 
 def _counts(s: MessageState) -> set[int]:

@@ -91,9 +91,6 @@ class MessageState(NamedTuple):
     def live_in(self, queue: str) -> bool:
         return self.queue == queue and self.gone is Gone.NO
 
-    def receivable_in(self, queue: str, now: float) -> bool:
-        return self.live_in(queue) and now >= self.visible_at
-
     def in_flight(self, now: float) -> bool:
         return self.gone is Gone.NO and self.hidden is Hidden.RECEIPT and now < self.visible_at
 

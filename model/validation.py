@@ -7,6 +7,10 @@ from typing import TYPE_CHECKING
 
 from model import errors
 from model.outcomes import Outcome
+from model.rules import (
+    BATCH_EMPTY, BATCH_ENTRY_ID, BATCH_IDS_DISTINCT, BATCH_MAX_ENTRIES, DELAY_HIDES, RCV_LONG_POLL, RCV_MAX_MESSAGES,
+    RCV_OVERRIDE, RCV_WAIT_RANGE, VIS_RANGE,
+)
 from model.values import (
     ChangeMessageVisibility, CreateQueue, Operation, ReceiveMessage, SendMessage, SetQueueAttributes,
 )
@@ -30,13 +34,13 @@ def as_int(value: object) -> int | None:
 
 def attribute_ranges(p: Profile) -> dict[str, tuple[int, int, str, bool]]:
     """Each ranged queue attribute: (lowest, highest, the rule that keeps it in range, whether the profile has it)."""
-    return {"VisibilityTimeout": (p.visibility_min, p.visibility_max, "VIS-RANGE", True),
-            "DelaySeconds": (0, p.delay_max, "DELAY-HIDES", p.has_delay),
-            "ReceiveMessageWaitTimeSeconds": (0, p.wait_max, "RCV-WAIT-RANGE", p.has_long_poll)}
+    return {"VisibilityTimeout": (p.visibility_min, p.visibility_max, VIS_RANGE, True),
+            "DelaySeconds": (0, p.delay_max, DELAY_HIDES, p.has_delay),
+            "ReceiveMessageWaitTimeSeconds": (0, p.wait_max, RCV_WAIT_RANGE, p.has_long_poll)}
 
 
 # Rules that read a queue attribute's value besides the one keeping it in range.
-_ATTRIBUTE_READERS = {"ReceiveMessageWaitTimeSeconds": ("RCV-LONG-POLL",)}
+_ATTRIBUTE_READERS = {"ReceiveMessageWaitTimeSeconds": (RCV_LONG_POLL,)}
 
 
 def is_int_in(value: object, low: int, high: int) -> bool:
@@ -48,14 +52,14 @@ def batch_errors(entry_ids: list[str], max_entries: int) -> list[Outcome]:
     """Every request-level batch fault present; the order AWS checks them in is not recorded, so a request
     with several faults may be answered with any of their errors. Empty when the batch is well formed."""
     if not entry_ids:
-        return [Outcome(errors.empty_batch(), ("BATCH-EMPTY",))]
+        return [Outcome(errors.empty_batch(), (BATCH_EMPTY,))]
     faults = []
     if len(entry_ids) > max_entries:
-        faults.append(Outcome(errors.too_many_entries(len(entry_ids)), ("BATCH-MAX-ENTRIES",)))
+        faults.append(Outcome(errors.too_many_entries(len(entry_ids)), (BATCH_MAX_ENTRIES,)))
     if any(not isinstance(i, str) or _BATCH_ENTRY_ID.fullmatch(i) is None for i in entry_ids):
-        faults.append(Outcome(errors.invalid_batch_entry_id(), ("BATCH-ENTRY-ID",)))
+        faults.append(Outcome(errors.invalid_batch_entry_id(), (BATCH_ENTRY_ID,)))
     if len(set(entry_ids)) != len(entry_ids):
-        faults.append(Outcome(errors.batch_ids_not_distinct(), ("BATCH-IDS-DISTINCT",)))
+        faults.append(Outcome(errors.batch_ids_not_distinct(), (BATCH_IDS_DISTINCT,)))
     return faults
 
 
@@ -65,13 +69,13 @@ def ranged_values(op: Operation, p: Profile) -> list[tuple[str, object, int, int
     found: list[tuple[str, object, int, int, tuple[str, ...]]] = []
     if isinstance(op, ReceiveMessage):
         found += [("VisibilityTimeout", op.visibility_timeout, p.visibility_min, p.visibility_max,
-                   ("VIS-RANGE", "RCV-OVERRIDE")),
-                  ("WaitTimeSeconds", op.wait_time_seconds, 0, p.wait_max, ("RCV-WAIT-RANGE", "RCV-LONG-POLL")),
-                  ("MaxNumberOfMessages", op.max_messages, 1, p.max_messages_max, ("RCV-MAX-MESSAGES",))]
+                   (VIS_RANGE, RCV_OVERRIDE)),
+                  ("WaitTimeSeconds", op.wait_time_seconds, 0, p.wait_max, (RCV_WAIT_RANGE, RCV_LONG_POLL)),
+                  ("MaxNumberOfMessages", op.max_messages, 1, p.max_messages_max, (RCV_MAX_MESSAGES,))]
     elif isinstance(op, ChangeMessageVisibility):
-        found.append(("VisibilityTimeout", op.visibility_timeout, p.visibility_min, p.visibility_max, ("VIS-RANGE",)))
+        found.append(("VisibilityTimeout", op.visibility_timeout, p.visibility_min, p.visibility_max, (VIS_RANGE,)))
     elif isinstance(op, SendMessage):
-        found.append(("DelaySeconds", op.delay_seconds, 0, p.delay_max, ("DELAY-HIDES",)))
+        found.append(("DelaySeconds", op.delay_seconds, 0, p.delay_max, (DELAY_HIDES,)))
     elif isinstance(op, (CreateQueue, SetQueueAttributes)):
         found += [(name, op.attributes.get(name), low, high, (rule_id,) + _ATTRIBUTE_READERS.get(name, ()))
                   for name, (low, high, rule_id, _) in attribute_ranges(p).items()]

@@ -11,6 +11,7 @@ import pytest
 
 from model import CATALOGUE, RULES, rule
 from model.profiles import PROFILES
+from model import rules as rules_module
 from model.rules import ALL_PROFILES
 from model.sources import EVIDENCE, Source, row, seed
 
@@ -20,14 +21,15 @@ EVIDENCE_DOC = pathlib.Path(__file__).parents[2] / "docs" / "evidence.md"
 SEEDS = pathlib.Path(os.environ.get("SQS_CONFORMANCE_SEEDS", pathlib.Path(__file__).parents[3] / "shared" / "seeds"))
 
 MODEL_SOURCES = [p for p in pathlib.Path("model").glob("*.py") if p.name != "rules.py"]
-RULE_ID_IN_CODE = re.compile(r'"([A-Z0-9]+(?:-[A-Z0-9]+)+)"')
+QUOTED_RULE_ID = re.compile(r'"([A-Z0-9]+(?:-[A-Z0-9]+)+)"')
 
 
-def ids_in_model_code() -> set[str]:
-    found = set()
-    for path in MODEL_SOURCES:
-        found |= {m for m in RULE_ID_IN_CODE.findall(path.read_text()) if m in RULES or "-" in m}
-    return {m for m in found if not m.startswith(("AWS", "SQS-"))}
+def constant(rule_id: str) -> str:
+    return rule_id.replace("-", "_")
+
+
+def names_in_model_code() -> set[str]:
+    return {name for path in MODEL_SOURCES for name in re.findall(r"\b[A-Z][A-Z0-9_]+\b", path.read_text())}
 
 
 def test_ids_are_unique_and_well_formed():
@@ -101,13 +103,21 @@ def test_quotes_of_the_seed_documents_are_in_them():
                 assert s.quote and plain(s.quote) in texts[s.document], (r.id, s.document, s.quote)
 
 
-def test_every_id_the_model_uses_is_in_the_catalogue():
-    unknown = {i for i in ids_in_model_code() if i not in RULES}
-    assert not unknown, unknown
+def test_each_rule_has_its_constant_and_each_constant_its_rule():
+    for r in CATALOGUE:
+        assert getattr(rules_module, constant(r.id)) == r.id
+    constants = {value for name, value in vars(rules_module).items()
+                 if name.isupper() and isinstance(value, str) and "-" in value and value not in ALL_PROFILES}
+    assert constants == set(RULES)
+
+
+def test_the_model_names_rules_by_constant_not_by_string():
+    quoted = {(path.name, m) for path in MODEL_SOURCES for m in QUOTED_RULE_ID.findall(path.read_text()) if m in RULES}
+    assert not quoted, f"rule ids spelt as strings (a typo there would pass silently): {sorted(quoted)}"
 
 
 def test_every_catalogue_rule_is_attributed_somewhere_in_the_model():
-    unused = {r.id for r in CATALOGUE} - ids_in_model_code()
+    unused = {r.id for r in CATALOGUE if constant(r.id) not in names_in_model_code()}
     assert not unused, f"rules the model never attributes an outcome to: {unused}"
 
 
