@@ -1,17 +1,24 @@
-"""Re-checking stored traces against the current model: recorded runs stay a regression corpus."""
+"""Re-checking stored traces against the current model: recorded runs stay a regression corpus.
+
+Each case of a trace is played through the same `Session` as the run that wrote it, against a target that plays
+the recorded answers back at their recorded times: the same judgement, the same early-return policy (counted
+across the cases of each run, in the order the trace recorded them), the same point where a case is abandoned.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from collections.abc import Iterable
 
-from conformance.translate import IdMap
+from adapters.base import Target
+from conformance.redelivery import EarlyReturns
+from conformance.session import OutsideProfile, Session, Tallies
 from conformance.trace import read_trace
-from model import Divergence, Model
-from model.core import ModelUsageError
+from model import Divergence
 from model.profiles import PROFILES
-from model.state import Timing
+from model.values import Operation, Response
 
 
 @dataclass
@@ -29,11 +36,45 @@ class CaseCheck:
     abandoned_at: int | None = None
 
 
+class _RecordedClock:
+    """The times a trace recorded: a step's invoke until it is done, then its completion."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.at = 0.0
+
+    def now(self) -> float:
+        return self.at
+
+    def advance(self, seconds: float) -> None:  # the recorded times already hold every wait
+        pass
+
+
+class PlayedBack(Target):
+    """A target whose answers are a trace's: each operation gets the response recorded for it."""
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        self.name = record["target"]
+        self.profiles = frozenset({record["profile"]})
+        self.clock = _RecordedClock(record.get("clock", "virtual"))
+        self.tolerance = record.get("tolerance", 0.0)
+        self._record = record
+
+    def next(self, record: dict[str, Any]) -> None:
+        self._record = record
+        self.clock.at = record["invoke"]
+
+    def execute(self, op: Operation) -> Response:
+        self.clock.at = self._record["complete"]
+        return self._record["response"]
+
+
 def check_traces(paths: Iterable[Path]) -> list[CaseCheck]:
     """Every case of every trace replayed through a fresh model, in the order it was recorded."""
     results: list[CaseCheck] = []
     for path in paths:
-        cases: dict[tuple[str, int], tuple[CaseCheck, Model, IdMap]] = {}
+        runs: dict[str, EarlyReturns] = {}
+        cases: dict[tuple[str, int], tuple[CaseCheck, Session, PlayedBack]] = {}
         for record in read_trace(path):
             key = (record["run_id"], record["case"])
             if key not in cases:
@@ -41,22 +82,23 @@ def check_traces(paths: Iterable[Path]) -> list[CaseCheck]:
                 if profile not in PROFILES:
                     raise ValueError(f"{path}: unknown profile {profile!r} in run {record['run_id']}")
                 result = CaseCheck(path, record["run_id"], record["case"], record["target"], profile)
-                timing = Timing.for_clock(record.get("clock", "virtual"), record.get("tolerance", 0.0))
-                cases[key] = (result, Model(profile, timing), IdMap())
+                target = PlayedBack(record)
+                early = runs.setdefault(record["run_id"], EarlyReturns()).case(record.get("counted", True))
+                session = Session(target, profile, run_id=record["run_id"], case=record["case"], trace=None,
+                                  tallies=Tallies(), early=early)
+                cases[key] = (result, session, target)
                 results.append(result)
-            result, model, ids = cases[key]
+            result, session, target = cases[key]
             if result.abandoned_at is not None:
                 continue
-            op = ids.op_for_model(record["operation"])
-            observed = ids.response_for_model(record["response"])
+            target.next(record)
             try:
-                verdict = model.observe(op, record["invoke"], observed, completed_at=record["complete"])
-            except ModelUsageError as error:
+                step = session.execute(session.ids.op_for_model(record["operation"]))
+            except OutsideProfile as error:
                 raise ValueError(f"{path}: case {record['case']} step {record['step']}: {error}") from None
-            ids.bind_fresh(verdict.outcome, record["response"])
             result.steps += 1
-            result.divergences += [(record["step"], d) for d in verdict.divergences]
-            result.notes += [(record["step"], n) for n in verdict.outcome.notes]
-            if not verdict.consistent:
+            result.divergences += [(record["step"], d) for d in step.divergences]
+            result.notes += [(record["step"], n) for n in step.verdict.outcome.notes]
+            if step.ends_case:
                 result.abandoned_at = record["step"]
     return results

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.base import Target
-from conformance.session import Session
+from conformance.redelivery import EarlyReturns
+from conformance.session import Session, play
 from conformance.trace import decode
 from model.profiles import PROFILES
 
@@ -23,6 +24,7 @@ class Case:
     profile: str
     found_on: str
     steps: list[tuple[float, object]]  # (seconds to advance first, operation in model space)
+    early_not_rare: list[str]  # rules whose early returns the case's run found not rare
 
     @property
     def waiting(self) -> float:
@@ -40,7 +42,8 @@ def load_case(path: Path) -> Case:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         steps = [(float(s["advance"]), decode(s["operation"])) for s in data["steps"]]
-        case = Case(path, data["rule"], data["profile"], data.get("found_on", "?"), steps)
+        case = Case(path, data["rule"], data["profile"], data.get("found_on", "?"), steps,
+                    list(data.get("early_returns_not_rare", [])))
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise CaseError(f"{path}: not a minimal case file ({error})") from None
     if case.profile not in PROFILES:
@@ -71,16 +74,12 @@ def confirm(target: Target, case: Case, max_waiting: float) -> Confirmation:
     if case.profile not in target.profiles:
         return Confirmation(case, None, f"{target.name} does not speak {case.profile}")
     target.reset()
-    session = Session(target, case.profile, run_id="confirm", case=1, trace=None)
-    for index, (advance, op) in enumerate(case.steps):
-        if advance:
-            session.advance(advance)
-        step = session.execute(op)
-        verdict = step.verdict
-        broken = {r for d in verdict.divergences + verdict.outcome.notes for r in d.rules}
-        if case.rule in broken:
-            return Confirmation(case, True, f"diverges at step {index + 1} of {len(case.steps)}")
-        if not verdict.consistent:
-            return Confirmation(case, False, f"went another way at step {index + 1}: "
-                                             + "; ".join(d.rule for d in verdict.divergences))
+    early = EarlyReturns.known_not_rare(case.early_not_rare).case()
+    session = Session(target, case.profile, run_id="confirm", case=1, trace=None, early=early)
+    for step in play(session, case.steps):
+        if case.rule in {r for d in step.divergences for r in d.rules}:
+            return Confirmation(case, True, f"diverges at step {step.index + 1} of {len(case.steps)}")
+        if step.ends_case:
+            return Confirmation(case, False, f"went another way at step {step.index + 1}: "
+                                             + "; ".join(d.rule for d in step.divergences))
     return Confirmation(case, False, "conforms on this target")

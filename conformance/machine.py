@@ -55,7 +55,7 @@ class DivergenceFound(AssertionError):
         super().__init__(f"{divergence.rule}: expected {divergence.expected}; observed {divergence.observed}")
         self.divergence = divergence
         self.steps = list(session.steps)
-        self.tolerated = sorted({d.rule for s in session.steps[:-1] for d in s.verdict.divergences})
+        self.tolerated = sorted({d.rule for s in session.steps[:-1] for d in s.divergences})
 
 
 _BY_RULE: dict[str, type[DivergenceFound]] = {}
@@ -107,7 +107,8 @@ class Run:
         if self.on_case is not None:
             self.on_case(self)
         return Session(self.target, self.profile, run_id=self.run_id, case=next(self.case_ids), trace=self.trace,
-                       tallies=self.tallies, max_wait=self.max_wait if self.clock_kind == "real" else math.inf)
+                       tallies=self.tallies, max_wait=self.max_wait if self.clock_kind == "real" else math.inf,
+                       early=self.early.case(counted=not self.round_failed))
 
 
 def build_machine(run: Run) -> type[RuleBasedStateMachine]:
@@ -128,7 +129,6 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             self.last_receive: list[str] = []  # the handles the latest non-empty receive returned
             self.queues = [MAIN]
             self.sent = 0
-            self.redeliveries = run.early.case(counted=not run.round_failed)
             self.attempted: ReceiveMessage | None = None  # the latest FIFO receive made with an attempt id
 
         # --- doing and judging ----------------------------------------------------------------------------
@@ -139,17 +139,11 @@ def build_machine(run: Run) -> type[RuleBasedStateMachine]:
             except Unsupported:
                 return None  # type: ignore[return-value]
             run.steps += 1
-            for divergence in step.verdict.divergences:
+            for divergence in step.divergences:
                 if divergence.rule not in run.known:
                     self.fail(divergence)
-            if not step.verdict.consistent:
-                # A known rule diverged and the target accepted what the model rejected (or the reverse), or an
-                # answer never came for an operation the model cannot follow blind: the states may now differ,
-                # so anything later would be a consequence. Abandon this case.
+            if step.ends_case:  # a known rule diverged this way: anything later would be a consequence
                 reject()
-            for repeated in self.redeliveries.divergences(step):
-                if repeated.rule not in run.known:
-                    self.fail(repeated)
             response = step.verdict.outcome.response
             if isinstance(response, ReceiveOk) and response.messages:
                 self.last_receive = [m.receipt_handle for m in response.messages if m.receipt_handle]

@@ -9,8 +9,7 @@ import math
 import threading
 from collections import Counter
 
-from conformance.session import Step
-from model.outcomes import Divergence
+from model.outcomes import Divergence, Verdict
 
 IN_ONE_CASE = 2  # early returns of one rule in one case that are not rare
 IN_A_RUN = 3  # cases of a run with an early return of one rule, at the least, that are not rare
@@ -37,6 +36,20 @@ class EarlyReturns:
         early = self.early[rule_id]
         return early >= max(IN_A_RUN, math.ceil(SHARE_OF_A_RUN * self.deciding[rule_id]))
 
+    def not_rare(self) -> list[str]:
+        """The rules whose early returns this run has shown not rare: what a case found here needs to be judged
+        again as it was (a minimal case file carries them)."""
+        with self._lock:
+            return sorted(rule_id for rule_id in self.early if self.systematic(rule_id))
+
+    @classmethod
+    def known_not_rare(cls, rule_ids: list[str]) -> EarlyReturns:
+        """A count that starts where a run had found these rules' early returns not rare."""
+        count = cls()
+        for rule_id in rule_ids:
+            count.early[rule_id] = count.deciding[rule_id] = IN_A_RUN
+        return count
+
 
 class CaseEarlyReturns:
     """One case's count, feeding its run's."""
@@ -47,15 +60,15 @@ class CaseEarlyReturns:
         self.noted: Counter[str] = Counter()
         self.decided: set[str] = set()
 
-    def divergences(self, step: Step) -> list[Divergence]:
+    def divergences(self, verdict: Verdict) -> list[Divergence]:
         """The step's early returns that are not rare, each as a divergence of its rule."""
         found = []
         with self.run._lock:
-            for rule_id in step.verdict.decided | {n.rule for n in step.verdict.outcome.notes}:
+            for rule_id in verdict.decided | {n.rule for n in verdict.outcome.notes}:
                 if rule_id not in self.decided:
                     self.decided.add(rule_id)
                     self.run.deciding[rule_id] += self.counted
-            for note in step.verdict.outcome.notes:
+            for note in verdict.outcome.notes:
                 self.noted[note.rule] += 1
                 if self.noted[note.rule] == 1:
                     self.run.early[note.rule] += self.counted

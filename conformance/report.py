@@ -50,7 +50,7 @@ def timeline(finding: Finding) -> str:
             if message_id in returned:
                 cell = "RETURNED; " + cell
             cells.append(f"{cell:>24s}")
-        marker = "  <-- diverges" if step.verdict.divergences else ""
+        marker = "  <-- diverges" if step.divergences else ""
         rows.append(f"{step.invoke:10.3f}  {_op_summary(step):44s}  " + "  ".join(cells) + "  "
                     + _answer(step) + marker)
     return "\n".join(rows)
@@ -296,13 +296,16 @@ def write_findings(result, out_dir: Path) -> Path | None:
     for rule_id, finding in result.findings.items():
         (findings / f"{rule_id}.txt").write_text(describe_finding(finding) + "\n")
         (findings / f"{rule_id}.py").write_text(boto3_script(finding, result.profile, where, f"{rule_id}.py"))
-        (findings / f"{rule_id}.json").write_text(case_json(finding, result.profile, where) + "\n")
+        (findings / f"{rule_id}.json").write_text(case_json(finding, result.profile, where, result.early_not_rare)
+                                                  + "\n")
     return findings
 
 
-def case_json(finding: Finding, profile: str, target: str) -> str:
-    """A minimal case as data, in model space: what `confirm` replays against another target."""
+def case_json(finding: Finding, profile: str, target: str, early_not_rare: list[str] | None = None) -> str:
+    """A minimal case as data, in model space: what `confirm` replays against another target, with the rules whose
+    early returns its run had found not rare (one early return in the case then diverges, as it did there)."""
     return json.dumps({
         "rule": finding.rule, "profile": profile, "found_on": target,
+        "early_returns_not_rare": sorted(early_not_rare or []),
         "steps": [{"advance": s.advanced, "operation": encode(s.op)} for s in finding.steps],
     }, indent=1)

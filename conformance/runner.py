@@ -77,6 +77,8 @@ class RunResult:
     steps: int = 0
     rounds: int = 0
     errors: list[str] = field(default_factory=list)
+    # Rules whose early returns the run found not rare: a case of it, played alone, is judged knowing this
+    early_not_rare: list[str] = field(default_factory=list)
 
     @property
     def conforms(self) -> bool:
@@ -169,7 +171,9 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     finally:
         if trace is not None:
             trace.close()
-    return merged(run_id, targets[0], profile, results)
+    result = merged(run_id, targets[0], profile, results)
+    result.early_not_rare = early.not_rare()
+    return result
 
 
 def _witnesses(targets: list[Target], profile: str, run_id: str, trace: TraceWriter | None, case_ids,
@@ -184,7 +188,7 @@ def _witnesses(targets: list[Target], profile: str, run_id: str, trace: TraceWri
     result = RunResult(run_id, targets[0].name, targets[0].version(), profile, tallies=replayed.tallies,
                        cases=replayed.cases, steps=replayed.steps)
     for rule_id, (divergence, steps) in replayed.divergent.items():
-        earlier = sorted({d.rule for s in steps[:-1] for d in s.verdict.divergences})
+        earlier = sorted({d.rule for s in steps[:-1] for d in s.divergences})
         result.findings[rule_id] = Finding(rule_id, divergence, steps, earlier)
     return result
 

@@ -5,15 +5,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
+from collections.abc import Iterable, Iterator
 
-from adapters.base import Target
+from adapters.base import Target, Unsupported
+from conformance.redelivery import CaseEarlyReturns
 from conformance.trace import SCHEMA_VERSION, TraceWriter, encode
 from conformance.translate import IdMap
 from model import Divergence, Model
 from model.core import ModelUsageError
 from model.outcomes import Verdict
 from model.state import Hidden, Timing
-from model.values import ChangeOk, Operation, PeekOk, ReceiveOk, Response, Unknown
+from model.values import ChangeOk, CreateQueue, Operation, PeekOk, ReceiveOk, Response, Unknown
 
 _WALL_ZERO = time.time() - time.perf_counter()  # wall clock from perf_counter: immune to a faked time.time
 
@@ -36,6 +38,15 @@ class Step:
     advanced: float = 0.0  # time advanced just before this step
     views: dict[str, Any] = field(default_factory=dict)  # the model's expected windows right after the step
     reappeared: list[dict[str, Any]] = field(default_factory=list)  # in-flight messages this receive returned
+    # What the step showed against the target: the verdict's divergences, and early returns no longer rare
+    divergences: tuple[Divergence, ...] = ()
+
+    @property
+    def ends_case(self) -> bool:
+        """The model can no longer follow the target (it accepted what the model rejected, or the reverse, or an
+        answer never came for an operation the model cannot follow blind): the states may differ from here, so
+        anything later would be a consequence. Every way of playing a case stops here."""
+        return not self.verdict.consistent
 
 
 @dataclass
@@ -54,8 +65,8 @@ class Tallies:
     def __init__(self) -> None:
         self.rules: dict[str, RuleTally] = {}
 
-    def add(self, verdict: Verdict) -> None:
-        diverged = {r for d in verdict.divergences for r in d.rules[:1]}
+    def add(self, verdict: Verdict, divergences: tuple[Divergence, ...]) -> None:
+        diverged = {r for d in divergences for r in d.rules[:1]}
         noted = {r for n in verdict.outcome.notes for r in n.rules[:1]}
         decided = verdict.decided
         for rule_id in set(verdict.outcome.rules) | diverged | noted:
@@ -80,9 +91,14 @@ class Tallies:
                 setattr(mine, name, getattr(mine, name) + getattr(t, name))
 
 
+class OutsideProfile(RuntimeError):
+    """An operation the checker's profile has no meaning for: a bug of the engine, or a trace of another profile."""
+
+
 class Session:
     def __init__(self, target: Target, profile: str, *, run_id: str, case: int, trace: TraceWriter | None,
-                 tallies: Tallies | None = None, max_wait: float = float("inf")) -> None:
+                 tallies: Tallies | None = None, max_wait: float = float("inf"),
+                 early: CaseEarlyReturns | None = None) -> None:
         self.target = target
         self.profile = profile
         self.model = Model(profile, Timing.for_clock(target.clock.kind, target.tolerance))
@@ -96,6 +112,7 @@ class Session:
         self._advanced = 0.0
         self._origin = target.clock.now()
         self.max_wait = max_wait
+        self.early = early  # the run's count of early returns, as this case feeds it; None: each alone is rare
 
     @property
     def now(self) -> float:
@@ -118,15 +135,18 @@ class Session:
         try:
             verdict = self.model.observe(op, invoke, observed, completed_at=complete)
         except ModelUsageError as error:  # the suite asked something outside the profile: a bug of the suite
-            raise RuntimeError(f"the engine sent {op} outside profile {self.profile}: {error}") from error
+            raise OutsideProfile(f"{op} is outside profile {self.profile}: {error}") from error
         self.ids.bind_fresh(verdict.outcome, response)
         before = self.steps[-1].views if self.steps else {}
         took_effect = max(invoke, verdict.outcome.at or invoke)  # a long poll answers when a message comes
+        # One policy for every way a case is played (search, witnesses, confirm, diff, check), decided before the
+        # trace line is written: a repeated early return is a divergence there too.
+        not_rare = tuple(self.early.divergences(verdict)) if self.early is not None else ()
         step = Step(len(self.steps), op, sent, response, invoke, complete, verdict, self._advanced,
-                    self._views(), _reappeared(observed, before, took_effect))
+                    self._views(), _reappeared(observed, before, took_effect), verdict.divergences + not_rare)
         self._advanced = 0.0
         self.steps.append(step)
-        self.tallies.add(verdict)
+        self.tallies.add(verdict, step.divergences)
         if self.trace is not None:
             self.trace.write(self._record(step, wall_invoke, wall_complete, _returned(observed)))
         return step
@@ -153,6 +173,8 @@ class Session:
             "case": self.case,
             "step": step.index,
             "final": self.final,
+            # whether this case's early returns count in its run's (not for a replay of a case already counted)
+            "counted": self.early.counted if self.early is not None else True,
             "operation": encode(step.sent),
             "response": encode(step.response),
             "invoke": step.invoke,
@@ -162,12 +184,31 @@ class Session:
             "verdict": _verdict_name(step),
             "rules": list(verdict.outcome.rules),
             "decisive": list(verdict.decisive),
-            "divergences": [_divergence(d) for d in verdict.divergences],
+            "divergences": [_divergence(d) for d in step.divergences],
             "notes": [_divergence(n) for n in verdict.outcome.notes],
             "views": step.views,
             "returned": returned,
             "reappeared": step.reappeared,
         }
+
+
+def play(session: Session, case: Iterable[tuple[float, Operation]]) -> Iterator[Step]:
+    """A case's steps on the session's target, each judged as it is done: the one way a stored case is played
+    (witnesses, confirm, diff, and check, whose target plays a trace's answers back). It stops after a step that
+    leaves the model unable to follow the target (states may differ from there, so later answers would be
+    consequences). An operation the target lacks is left out; a queue it cannot create ends the case."""
+    for advance, op in case:
+        if advance:
+            session.advance(advance)
+        try:
+            step = session.execute(op)
+        except Unsupported:
+            if isinstance(op, CreateQueue):
+                return
+            continue
+        yield step
+        if step.ends_case:
+            return
 
 
 def _returned(observed: Response) -> list[str]:
@@ -209,12 +250,11 @@ def _rebase(response: Response, origin: float) -> Response:
 
 
 def _verdict_name(step: Step) -> str:
-    verdict = step.verdict
-    if verdict.divergences:
+    if step.divergences:
         return "divergence"
     if isinstance(step.response, Unknown):
         return "unknown"
-    return "note" if verdict.outcome.notes else "ok"
+    return "note" if step.verdict.outcome.notes else "ok"
 
 
 def _divergence(d: Divergence) -> dict[str, Any]:

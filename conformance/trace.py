@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from model.codec import decode, encode  # noqa: F401 (traces are read and written with them)
 
-SCHEMA_VERSION = 3  # 2 added `views`, `returned` and `reappeared`; 3 added `decisive`
+SCHEMA_VERSION = 4  # 2 added `views`, `returned` and `reappeared`; 3 `decisive`; 4 `counted`
 
 
 class TraceError(ValueError):

@@ -29,7 +29,7 @@ from adapters.endpoint import DEFAULT_TOLERANCE
 from adapters.model_target import ModelTarget
 from conformance.machine import GARBAGE_HANDLES, REAL_MAX_WAIT, Run, build_machine
 from conformance.redelivery import EarlyReturns
-from conformance.session import Session, Step, Tallies
+from conformance.session import Session, Step, Tallies, play
 from conformance.trace import TraceWriter, decode, encode
 from conformance.translate import map_handles
 from model.outcomes import Divergence, answer_kind
@@ -580,7 +580,7 @@ def _replay_one(target: Target, profile: str, pace: str, witness: Witness, into:
     keep(shown)
     if _decides(witness.rule, steps):
         return
-    for case in _other_ways(profile, pace, witness, [s.index for s in steps if s.verdict.divergences]):
+    for case in _other_ways(profile, pace, witness, [s.index for s in steps if s.divergences]):
         shown, steps = play(case)
         keep(shown)
         if _decides(witness.rule, steps):
@@ -640,24 +640,12 @@ def replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id
     count in the run's unless it is not `counted` (a replay of a case already counted)."""
     target.reset()
     into.cases += 1
-    session = Session(target, profile, run_id=run_id, case=case_id, trace=trace, tallies=into.tallies)
-    redelivered = into.early.case(counted)
+    session = Session(target, profile, run_id=run_id, case=case_id, trace=trace, tallies=into.tallies,
+                      early=into.early.case(counted))
     shown: list[tuple[Divergence, list[Step]]] = []
-    for advance, op in case:
-        if advance:
-            session.advance(advance)
-        try:
-            step = session.execute(op)
-        except Unsupported:
-            if isinstance(op, CreateQueue):
-                break  # a queue this target cannot have: the witness does not apply
-            continue
+    for step in play(session, case):
         into.steps += 1
-        for divergence in step.verdict.divergences + tuple(redelivered.divergences(step)):
-            if divergence.rule not in known:
-                shown.append((divergence, list(session.steps)))
-        if not step.verdict.consistent:
-            break
+        shown += [(divergence, list(session.steps)) for divergence in step.divergences if divergence.rule not in known]
     return shown, session.steps
 
 

@@ -35,7 +35,8 @@ _DIVERGENCE = StructType([
     StructField("message_ids", ArrayType(StringType())),
 ])
 
-# The trace schema of the README, schema versions 1 to 3 (1 lacks the last three fields, 1 and 2 `decisive`).
+# The trace schema of the README, schema versions 1 to 4 (1 lacks the last three fields, 1 and 2 `decisive`;
+# `counted`, added by 4, only matters to `check`).
 # Objects whose fields vary with their type are kept as the few fields the tables need; `views` is kept as its
 # JSON text.
 TRACE_SCHEMA = StructType([

@@ -69,7 +69,8 @@ class _OtherTimeout(ModelTarget):
     DELTA = 0
 
     def execute(self, op: Operation) -> Response:
-        timeout = op.attributes.get("VisibilityTimeout") if isinstance(op, CreateQueue) else None
+        # a queue left at the default timeout is off by DELTA too (and still reports the default)
+        timeout = op.attributes.get("VisibilityTimeout", 30) if isinstance(op, CreateQueue) else None
         if isinstance(timeout, int) and timeout + self.DELTA >= 0:
             op = replace(op, attributes={**op.attributes, "VisibilityTimeout": timeout + self.DELTA})
         response = super().execute(op)

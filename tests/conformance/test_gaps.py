@@ -12,7 +12,7 @@ def test_a_rule_only_ever_undecided_is_reported_as_a_gap():
                         others=(Outcome(ErrorSpec("InvalidParameterValue"), ("VIS-CEILING",)),))
     decided = Verdict(Outcome(ChangeOk(), ("VIS-EXTEND-NONADDITIVE",)))
     for verdict in (undecided, decided):
-        tallies.add(verdict)
+        tallies.add(verdict, verdict.divergences)
     result = RunResult(target="t", target_version="1", run_id="r", profile="sqs-standard", tallies=tallies)
     assert (tallies.rules["VIS-CEILING"].exercised, tallies.rules["VIS-CEILING"].decisive) == (1, 0)
     assert result.verdict("VIS-CEILING") == "undecided" and "VIS-CEILING" in result.gaps()

@@ -11,8 +11,8 @@ from conformance.trace import TraceError, read_trace
 from tests.conformance.planted import WrongMalformedHandleCode
 
 FIELDS = {"schema", "run_id", "target", "target_version", "profile", "clock", "tolerance", "case", "step", "final",
-          "operation", "response", "invoke", "complete", "invoke_wall", "complete_wall", "verdict", "rules",
-          "decisive", "divergences", "notes", "views", "returned", "reappeared"}
+          "counted", "operation", "response", "invoke", "complete", "invoke_wall", "complete_wall", "verdict",
+          "rules", "decisive", "divergences", "notes", "views", "returned", "reappeared"}
 
 
 @pytest.fixture(scope="module")
