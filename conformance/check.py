@@ -53,6 +53,8 @@ class _RecordedClock:
 class PlayedBack(Target):
     """A target whose answers are a trace's: each operation gets the response recorded for it."""
 
+    clock: _RecordedClock
+
     def __init__(self, record: dict[str, Any]) -> None:
         self.name = record["target"]
         self.profiles = frozenset({record["profile"]})

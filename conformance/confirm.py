@@ -11,6 +11,7 @@ from conformance.redelivery import EarlyReturns
 from conformance.session import Session, play
 from conformance.trace import decode
 from model.profiles import PROFILES
+from model.values import Operation
 
 
 class CaseError(ValueError):
@@ -23,7 +24,7 @@ class Case:
     rule: str
     profile: str
     found_on: str
-    steps: list[tuple[float, object]]  # (seconds to advance first, operation in model space)
+    steps: list[tuple[float, Operation]]  # (seconds to advance first, operation in model space)
     early_not_rare: list[str]  # rules whose early returns the case's run found not rare
 
     @property

@@ -70,7 +70,9 @@ def _window(windows: list | None, now: float) -> str:
 
 def _returned_ids(step: Step) -> set[str]:
     response = step.verdict.outcome.response
-    return {m.message_id for m in response.messages} if isinstance(response, ReceiveOk) else set()
+    if not isinstance(response, ReceiveOk):
+        return set()
+    return {m.message_id for m in response.messages if m.message_id is not None}
 
 
 def _op_summary(step: Step) -> str:

@@ -202,11 +202,12 @@ def _shrinking_at_most(seconds: float | None):
     if seconds is None or not hasattr(engine, "MAX_SHRINKING_SECONDS"):
         yield
         return
-    original, engine.MAX_SHRINKING_SECONDS = engine.MAX_SHRINKING_SECONDS, seconds
+    original = engine.MAX_SHRINKING_SECONDS
+    setattr(engine, "MAX_SHRINKING_SECONDS", seconds)  # noqa: B010 (an int there; a float works as well)
     try:
         yield
     finally:
-        engine.MAX_SHRINKING_SECONDS = original
+        setattr(engine, "MAX_SHRINKING_SECONDS", original)  # noqa: B010
 
 
 @contextmanager
@@ -304,8 +305,8 @@ def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int
     try:
         run_state_machine_as_test(machine, settings=config)
         return []
-    except DivergenceFound as found:
-        failures: list[BaseException] = [found]
+    except DivergenceFound as one:
+        failures: list[BaseException] = [one]
     except BaseExceptionGroup as group:  # several rules diverged in one round
         failures = list(_leaves(group))
     except (Flaky, UnsatisfiedAssumption) as replay_differed:

@@ -214,7 +214,7 @@ def play(session: Session, case: Iterable[tuple[float, Operation]]) -> Iterator[
 def _returned(observed: Response) -> list[str]:
     """The messages (model ids) a receive or peek returned."""
     if isinstance(observed, (ReceiveOk, PeekOk)):
-        return [m.message_id for m in observed.messages]
+        return [m.message_id for m in observed.messages if m.message_id is not None]
     return []
 
 
@@ -226,7 +226,7 @@ def _reappeared(observed: Response, before: dict[str, Any], took_effect: float) 
         return []
     found = []
     for message in observed.messages:
-        windows = before.get(message.message_id) or []
+        windows = before.get(message.message_id or "") or []
         deadlines = {visible_at for _, visible_at in windows}
         if len(deadlines) == 1 and all(hidden == Hidden.RECEIPT.value for hidden, _ in windows):
             (deadline,) = deadlines

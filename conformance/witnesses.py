@@ -18,7 +18,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from collections.abc import Callable, Iterator, Sequence
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
@@ -52,7 +52,7 @@ RULE_SEEDS = 3
 SEARCH_STEPS = 20
 
 
-Case = list[tuple[float, object]]  # (seconds to advance first, operation in model space)
+Case = list[tuple[float, Operation]]  # (seconds to advance first, operation in model space)
 
 
 class WitnessError(ValueError):
@@ -262,6 +262,8 @@ def _simpler(steps: list[Step]) -> Iterator[Case]:
 def _without_each_attribute(steps: list[Step], index: int) -> Iterator[Case]:
     """The case with the queue the step at `index` creates made without one of its attributes, for each."""
     op = steps[index].op
+    if not isinstance(op, CreateQueue):
+        return
     for name in op.attributes:
         if name != "FifoQueue":  # the queue's kind is the profile's, not a detail of the case
             fewer = {k: v for k, v in op.attributes.items() if k != name}
@@ -290,7 +292,8 @@ def _without(steps: list[Step], index: int | None, instead: Operation | None = N
     for position, step in enumerate(steps):
         if position == index and instead is None:
             continue
-        op = map_handles(instead if position == index else step.op, lambda h: renamed.get(h, h))
+        op = map_handles(instead if position == index and instead is not None else step.op,
+                         lambda h: renamed.get(h, h))
         op = map_handles(op, lambda h, issued=frozenset(issued): h if h in issued or not _MODEL_ID.fullmatch(h)
                          else GARBAGE_HANDLES[0])
         case.append((round(max(0.0, step.invoke - done), 6), op))
@@ -337,6 +340,7 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
     reached = explore(profile, pace, seed=seed)
     catalogue = Catalogue(profile, pace, [])
     covered: set[Aim] = set()
+    witness: Witness | None
     for witness in relabelled(kept) if kept is not None else []:
         covered.add(witness.aim)
         covered.update(_covered(profile, pace, witness))
@@ -430,7 +434,7 @@ def with_probes(profile: str, pace: str, witness: Witness) -> Witness:
     up early). Profiles without long polls get a short poll before the deadline and one after. Profiles with
     a peek peek first: it shows each visible message's receive count and changes nothing."""
     p = PROFILES[profile]
-    plain = {"max_messages": 10} if p.validates_receive_params else {}
+    plain: dict[str, Any] = {"max_messages": 10} if p.validates_receive_params else {}
     poll = plain | ({"wait_time_seconds": 1} if p.has_long_poll else {})
     session, _ = _replayed(profile, pace, witness.steps)
     queues = list(session.model.queues)
@@ -510,14 +514,14 @@ class Replayed:
     """What the witnesses showed on a target: tallies, and each diverging rule's shortest prefix of a witness."""
 
     tallies: Tallies = field(default_factory=Tallies)
-    divergent: dict[str, tuple[object, list[Step]]] = field(default_factory=dict)  # rule: (divergence, steps)
+    divergent: dict[str, tuple[Divergence, list[Step]]] = field(default_factory=dict)  # rule: (divergence, steps)
     cases: int = 0
     steps: int = 0
     # Early returns across the witnesses, each a distinct case: a queue returning every message early shows one in
     # many of them (conformance/redelivery.py).
     early: EarlyReturns = field(default_factory=EarlyReturns)
 
-    def keep(self, rule_id: str, divergence: object, steps: list[Step]) -> None:
+    def keep(self, rule_id: str, divergence: Divergence, steps: list[Step]) -> None:
         """The rule's case, unless a shorter one is kept already."""
         kept = self.divergent.get(rule_id)
         if kept is None or len(steps) < len(kept[1]):

@@ -160,8 +160,8 @@ class AttributesExpectation:
             if value is None or not low <= value <= high:
                 problems.append(Divergence(self.rules, f"{name} in [{low}, {high}]", f"{name}={value}"))
         for name, allowed in self.settings().items():
-            value = observed.attributes.get(name)
-            if value is not None and value not in allowed:
+            setting = observed.attributes.get(name)
+            if setting is not None and setting not in allowed:
                 rule_id = VIS_DEFAULT if name == "VisibilityTimeout" else QATTR_LATER_RECEIVES
-                problems.append(Divergence((rule_id,), f"{name} in {allowed}", f"{name}={value}"))
+                problems.append(Divergence((rule_id,), f"{name} in {allowed}", f"{name}={setting}"))
         return Verdict(Outcome(observed, self.rules), tuple(problems))

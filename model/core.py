@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from model import attributes, errors
 from model.outcomes import (
@@ -274,7 +276,7 @@ def _send(model: Model, op: SendMessage, now: float) -> Expectation:
         for d in delays
     )
     message = Message(message_id, op.body, model._next_seq, now, op.group_id, states)
-    updates = ()
+    updates: tuple[Callable[[], None], ...] = ()
     if dedup_id is not None:
         updates = (lambda: queue.dedup.__setitem__(dedup_id, (message_id, now)),)
     effects = Effects(new_messages=(message,), queue_updates=updates)
@@ -361,6 +363,7 @@ def _change_receipt(model: Model, message: Message, s: MessageState, current: bo
             accepted = (accepted[0], (CMV_STALE,) + accepted[1], accepted[2])
         return _ceiling_check(model, message, s, now, v, accepted)
     # Past the deadline, or a stale handle of an earlier receive: the hedged rows.
+    rules: tuple[str, ...]
     if p.fifo:
         rules = (CMV_FIFO_EXPIRED,)
         return [(errors.handle_expired(), rules, None)] + _expired_accepts(model, message, s, now, v, rules)
@@ -379,6 +382,7 @@ def _expired_accepts(model: Model, message: Message, s: MessageState, now: float
 
 def _accepted(model: Model, s: MessageState, now: float, v: float, new_handle: bool = False):
     deadline = now + v
+    why: tuple[str, ...]
     if v == 0:
         why = (VIS_TERMINATE,)
     elif deadline < s.visible_at:
@@ -662,7 +666,7 @@ def _error(spec: ErrorSpec, *rules: str) -> Enumerated:
     return Enumerated([Outcome(spec, rules)])
 
 
-_HANDLERS = {
+_HANDLERS: dict[type, Callable[[Model, Any, float], Expectation]] = {
     CreateQueue: _create_queue,
     SetQueueAttributes: _set_attributes,
     GetQueueAttributes: _get_attributes,

@@ -120,7 +120,8 @@ class Verdict:
 
 
 class Expectation(Protocol):
-    rules: tuple[str, ...]
+    @property
+    def rules(self) -> tuple[str, ...]: ...
 
     def canonical(self) -> Outcome: ...
 

@@ -7,6 +7,7 @@ The permitted responses are not enumerated (a short poll may return any subset o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -430,7 +431,7 @@ class ReceiveExpectation:
         group = candidate.message.group_id or ""
         # Only its states in this queue count: where it may already be elsewhere (in the dead-letter queue, gone),
         # those worlds are kept as they are, and the one where it was due here has it moved too.
-        return (not candidate.receivable and not candidate.hidden and not candidate.blocked and candidate.due
+        return (not candidate.receivable and not candidate.hidden and not candidate.blocked and bool(candidate.due)
                 and all(self._surely_visible(s) for s in candidate.due)
                 and not (self.queue.fifo and group in self.blockers))
 
@@ -585,8 +586,8 @@ class ReceiveExpectation:
                                          millis(first.first_receive_at) if first.first_receive_at is not None
                                          else None))
         redrive = _redrive_of(self.model, self.queue)
-        for message_id, candidate in self.candidates.items() if redrive is not None else ():
-            if message_id in returned_ids or not candidate.due:
+        for message_id, candidate in self.candidates.items():
+            if redrive is None or message_id in returned_ids or not candidate.due:
                 continue
             moved = tuple(s.evolve(queue=redrive.dead_letter_queue, visible_at=self.at, hidden=Hidden.NONE,
                                    receipt=None, why=(REDRIVE_DLQ,), redrive_base=s.receive_count,
@@ -594,7 +595,7 @@ class ReceiveExpectation:
             kept = () if canonical or (swept and self._surely_moved(candidate)) else tuple(candidate.message.states)
             effects.states[message_id] = tuple(dict.fromkeys(
                 kept + moved + tuple(s for s in candidate.message.states if s not in candidate.due)))
-        updates = ()
+        updates: tuple[Callable[[], None], ...] = ()
         if self.queue.fifo and self.op.attempt_id and self.replay is None:
             attempt = Attempt(self.at, tuple(shown),
                               {mid: states for mid, states in effects.states.items() if mid in returned_ids})
