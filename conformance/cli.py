@@ -251,10 +251,11 @@ def check(traces: tuple[Path, ...]) -> None:
 def confirm(target_spec: str, max_waiting: float, cases: tuple[Path, ...], **endpoint) -> None:
     """Replay minimal CASES (findings/RUN/RULE.json files, or their directories) against TARGET; exit 1 if
     any reproduces there."""
-    from conformance.confirm import CaseError, case_files, confirm as replay, load_case
+    from conformance.cases import CaseError, FoundCase
+    from conformance.confirm import case_files, confirm as replay
 
     try:
-        loaded = [load_case(path) for path in case_files(list(cases))]
+        loaded = [FoundCase.load(path) for path in case_files(list(cases))]
     except CaseError as error:
         raise OneLineError(str(error)) from None
     (target,) = _open_targets(target_spec, loaded[0].profile, _options(endpoint))

@@ -2,54 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.base import Target
+from conformance.cases import CaseError, FoundCase
 from conformance.redelivery import EarlyReturns
 from conformance.session import Session, play
-from conformance.trace import decode
-from model.profiles import PROFILES
-from model.values import Operation
-
-
-class CaseError(ValueError):
-    """A case file that cannot be read; the message names the file."""
-
-
-@dataclass
-class Case:
-    path: Path
-    rule: str
-    profile: str
-    found_on: str
-    steps: list[tuple[float, Operation]]  # (seconds to advance first, operation in model space)
-    early_not_rare: list[str]  # rules whose early returns the case's run found not rare
-
-    @property
-    def waiting(self) -> float:
-        return sum(advance for advance, _ in self.steps)
 
 
 @dataclass
 class Confirmation:
-    case: Case
+    case: FoundCase
     reproduced: bool | None  # None: not replayed
     detail: str
-
-
-def load_case(path: Path) -> Case:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        steps = [(float(s["advance"]), decode(s["operation"])) for s in data["steps"]]
-        case = Case(path, data["rule"], data["profile"], data.get("found_on", "?"), steps,
-                    list(data.get("early_returns_not_rare", [])))
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise CaseError(f"{path}: not a minimal case file ({error})") from None
-    if case.profile not in PROFILES:
-        raise CaseError(f"{path}: unknown profile {case.profile!r}")
-    return case
 
 
 def case_files(paths: list[Path]) -> list[Path]:
@@ -67,7 +33,7 @@ def case_files(paths: list[Path]) -> list[Path]:
     return found
 
 
-def confirm(target: Target, case: Case, max_waiting: float) -> Confirmation:
+def confirm(target: Target, case: FoundCase, max_waiting: float) -> Confirmation:
     """Replay one case step for step. It reproduces if the target breaks the same rule again."""
     if target.clock.kind == "real" and case.waiting > max_waiting:
         return Confirmation(case, None, f"needs {case.waiting:,.0f} s of waiting on a real clock "

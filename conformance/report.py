@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from conformance.cases import FoundCase
 from conformance.runner import Finding
 from conformance.session import Step
-from conformance.trace import encode
 from model import rule
 from model.values import (
     BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage, DeleteMessageBatch,
@@ -306,8 +306,5 @@ def write_findings(result, out_dir: Path) -> Path | None:
 def case_json(finding: Finding, profile: str, target: str, early_not_rare: list[str] | None = None) -> str:
     """A minimal case as data, in model space: what `confirm` replays against another target, with the rules whose
     early returns its run had found not rare (one early return in the case then diverges, as it did there)."""
-    return json.dumps({
-        "rule": finding.rule, "profile": profile, "found_on": target,
-        "early_returns_not_rare": sorted(early_not_rare or []),
-        "steps": [{"advance": s.advanced, "operation": encode(s.op)} for s in finding.steps],
-    }, indent=1)
+    steps = [(s.advanced, s.op) for s in finding.steps]
+    return FoundCase(finding.rule, profile, target, steps, list(early_not_rare or [])).to_json()

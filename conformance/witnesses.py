@@ -27,10 +27,11 @@ from hypothesis.stateful import run_state_machine_as_test
 from adapters.base import Target, Unsupported, VirtualClock
 from adapters.endpoint import DEFAULT_TOLERANCE
 from adapters.model_target import ModelTarget
+from conformance.cases import Case, decode_steps, encode_steps
 from conformance.machine import GARBAGE_HANDLES, REAL_MAX_WAIT, Run, build_machine
 from conformance.redelivery import EarlyReturns
 from conformance.session import Session, Step, Tallies, play
-from conformance.trace import TraceWriter, decode, encode
+from conformance.trace import TraceWriter
 from conformance.translate import map_handles
 from model.outcomes import Divergence, answer_kind
 from model.attributes import dead_letter_queue
@@ -52,7 +53,6 @@ RULE_SEEDS = 3
 SEARCH_STEPS = 20
 
 
-Case = list[tuple[float, Operation]]  # (seconds to advance first, operation in model space)
 
 
 class WitnessError(ValueError):
@@ -483,9 +483,7 @@ def save(catalogue: Catalogue, path: Path | None = None) -> Path:
     data = {
         "profile": catalogue.profile, "pace": catalogue.pace, "searched_by": "sqs-conformance witnesses",
         "missing": catalogue.missing,
-        "witnesses": [{"aim": w.aim._asdict(),
-                       "steps": [{"advance": a, "operation": encode(op)} for a, op in w.steps]}
-                      for w in catalogue.witnesses],
+        "witnesses": [{"aim": w.aim._asdict(), "steps": encode_steps(w.steps)} for w in catalogue.witnesses],
     }
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return path
@@ -495,8 +493,7 @@ def load(profile: str, pace: str, path: Path | None = None) -> Catalogue:
     path = path or path_for(profile, pace)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        witnesses = [Witness(Aim(**w["aim"]), [(float(s["advance"]), decode(s["operation"])) for s in w["steps"]])
-                     for w in data["witnesses"]]
+        witnesses = [Witness(Aim(**w["aim"]), decode_steps(w["steps"])) for w in data["witnesses"]]
         return Catalogue(data["profile"], data["pace"], witnesses, dict(data.get("missing", {})))
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise WitnessError(f"{path}: no readable witnesses for {profile} on a {pace} clock ({error}); "
@@ -672,7 +669,7 @@ def _distinct(witnesses: list[Witness]) -> list[Witness]:
     """One replay per distinct case, longest wait first, so that the slowest start at once."""
     seen: dict[str, Witness] = {}
     for w in witnesses:
-        seen.setdefault(json.dumps([(a, encode(op)) for a, op in w.steps]), w)
+        seen.setdefault(json.dumps(encode_steps(w.steps)), w)
     return sorted(seen.values(), key=lambda w: -w.waiting)
 
 

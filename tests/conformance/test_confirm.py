@@ -6,7 +6,8 @@ import sys
 import pytest
 
 from adapters.model_target import ModelTarget
-from conformance.confirm import CaseError, confirm, load_case
+from conformance.cases import CaseError, FoundCase
+from conformance.confirm import confirm
 from conformance.report import case_json
 from conformance.runner import run
 from tests.conformance.planted import TwoBugs, WrongMalformedHandleCode
@@ -24,10 +25,10 @@ def cases(tmp_path_factory):
 
 
 def test_a_case_reproduces_on_a_target_with_the_same_bug_and_not_on_one_without(cases):
-    malformed = load_case(cases / "HANDLE-MALFORMED.json")
+    malformed = FoundCase.load(cases / "HANDLE-MALFORMED.json")
     assert confirm(WrongMalformedHandleCode("sqs-standard"), malformed, 120).reproduced is True
     assert confirm(ModelTarget("sqs-standard"), malformed, 120).reproduced is False
-    empty = load_case(cases / "BATCH-EMPTY.json")
+    empty = FoundCase.load(cases / "BATCH-EMPTY.json")
     assert confirm(WrongMalformedHandleCode("sqs-standard"), empty, 120).reproduced is False
 
 
@@ -35,7 +36,7 @@ def test_a_malformed_case_file_is_one_clear_error(tmp_path):
     bad = tmp_path / "RULE.json"
     bad.write_text("{not json")
     with pytest.raises(CaseError, match="not a minimal case file"):
-        load_case(bad)
+        FoundCase.load(bad)
 
 
 def test_the_command_replays_a_findings_directory(cases):

@@ -5,7 +5,8 @@ import json
 
 from conformance import witnesses
 from conformance.check import check_traces
-from conformance.confirm import confirm, load_case
+from conformance.cases import FoundCase
+from conformance.confirm import confirm
 from conformance.redelivery import IN_A_RUN
 from conformance.runner import run
 from conformance.trace import TraceWriter
@@ -94,11 +95,8 @@ def test_check_reaches_the_verdict_the_run_wrote_on_every_step(tmp_path):
 def test_confirm_judges_a_found_case_knowing_what_its_run_knew(tmp_path):
     """A case whose one early return diverged because its run had shown them not rare reproduces where the case
     file says so; the same steps alone, one rare early return, do not."""
-    case = {"rule": "RCV-HIDE", "profile": "sqs-standard", "found_on": "planted", "early_returns_not_rare": [],
-            "steps": [{"advance": advance, "operation": op} for advance, op in
-                      ((a, witnesses.encode(o)) for a, o in early_returns(1))]}
     alone, known = tmp_path / "alone.json", tmp_path / "known.json"
-    alone.write_text(json.dumps(case))
-    known.write_text(json.dumps({**case, "early_returns_not_rare": ["RCV-HIDE"]}))
-    assert confirm(EarlyDeadlines("sqs-standard"), load_case(alone), max_waiting=60).reproduced is False
-    assert confirm(EarlyDeadlines("sqs-standard"), load_case(known), max_waiting=60).reproduced is True
+    alone.write_text(FoundCase("RCV-HIDE", "sqs-standard", "planted", early_returns(1)).to_json())
+    known.write_text(FoundCase("RCV-HIDE", "sqs-standard", "planted", early_returns(1), ["RCV-HIDE"]).to_json())
+    assert confirm(EarlyDeadlines("sqs-standard"), FoundCase.load(alone), max_waiting=60).reproduced is False
+    assert confirm(EarlyDeadlines("sqs-standard"), FoundCase.load(known), max_waiting=60).reproduced is True

@@ -1,0 +1,65 @@
+"""Cases on disk: one format for the stored witnesses and for the minimal cases a run finds.
+
+A case is its steps: `[{"advance": seconds to let pass first, "operation": the operation in model space}, ...]`.
+A witness catalogue stores each witness's steps so; a minimal case file (`findings/RUN/RULE.json`, what `confirm`
+replays) stores them with the rule, the profile, the target it was found on and what its run knew.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from model.codec import decode, encode
+from model.profiles import PROFILES
+from model.values import Operation
+
+Case = list[tuple[float, Operation]]  # (seconds to advance first, operation in model space)
+
+
+class CaseError(ValueError):
+    """A case file that cannot be read; the message names the file."""
+
+
+def encode_steps(steps: Case) -> list[dict[str, Any]]:
+    return [{"advance": advance, "operation": encode(op)} for advance, op in steps]
+
+
+def decode_steps(data: list[dict[str, Any]]) -> Case:
+    return [(float(step["advance"]), decode(step["operation"])) for step in data]
+
+
+@dataclass
+class FoundCase:
+    """A minimal case a run found: the steps up to the one that diverged under `rule`."""
+
+    rule: str
+    profile: str
+    found_on: str
+    steps: Case
+    # Rules whose early returns the run had found not rare: one early return in the case diverged there
+    early_not_rare: list[str] = field(default_factory=list)
+    path: Path | None = None  # where it was read from
+
+    @property
+    def waiting(self) -> float:
+        return sum(advance for advance, _ in self.steps)
+
+    def to_json(self) -> str:
+        return json.dumps({"rule": self.rule, "profile": self.profile, "found_on": self.found_on,
+                           "early_returns_not_rare": sorted(self.early_not_rare),
+                           "steps": encode_steps(self.steps)}, indent=1)
+
+    @classmethod
+    def load(cls, path: Path) -> FoundCase:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            case = cls(data["rule"], data["profile"], data.get("found_on", "?"), decode_steps(data["steps"]),
+                       list(data.get("early_returns_not_rare", [])), path)
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise CaseError(f"{path}: not a minimal case file ({error})") from None
+        if case.profile not in PROFILES:
+            raise CaseError(f"{path}: unknown profile {case.profile!r}")
+        return case
