@@ -16,14 +16,15 @@ from collections.abc import Callable
 import botocore.exceptions
 from botocore.config import Config
 
-from adapters.base import Clock, Target, TargetError, Unsupported, normalise_error, redact
+from adapters.base import Clock, Target, TargetError, normalise_error, redact
+from adapters.sqs_calls import CLIENT_OPTIONS, QueueName, QueueUrl, RedrivePolicy, resolve, sqs_call
 from model.values import (
     AttributesOk, BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue,
-    DeleteMessage, DeleteMessageBatch, EntryFailure, GetQueueAttributes, Ok, Operation, PeekMessage, PurgeQueue,
-    ReceivedMessage, ReceiveMessage, ReceiveOk, Response, SendMessage, SendOk, SetQueueAttributes, Unknown,
+    DeleteMessageBatch, EntryFailure, GetQueueAttributes, Ok, Operation, ReceivedMessage, ReceiveMessage, ReceiveOk,
+    Response, SendMessage, SendOk, Unknown,
 )
 
-CLIENT_CONFIG = Config(parameter_validation=False, retries={"total_max_attempts": 1, "mode": "standard"})
+CLIENT_CONFIG = Config(**CLIENT_OPTIONS)
 REPORTED_ATTRIBUTES = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
                        "ApproximateNumberOfMessagesDelayed", "VisibilityTimeout", "DelaySeconds",
                        "ReceiveMessageWaitTimeSeconds")
@@ -50,18 +51,11 @@ class SqsApiTarget(Target):
         self._urls: dict[str, str] = {}
         self._case = 0
         self._arns: dict[str, str] = {}
-        self._handlers: dict[type, Callable[[Any], Response]] = {
-            CreateQueue: self._create, SetQueueAttributes: self._set_attributes,
-            GetQueueAttributes: self._get_attributes, SendMessage: self._send, ReceiveMessage: self._receive,
-            ChangeMessageVisibility: self._change, ChangeMessageVisibilityBatch: self._change_batch,
-            DeleteMessage: self._delete, DeleteMessageBatch: self._delete_batch, PurgeQueue: self._purge,
-        }
 
     # --- the interface ---------------------------------------------------------------------------------
 
     def execute(self, op: Operation) -> Response:
-        if isinstance(op, PeekMessage):
-            raise Unsupported(f"{self.name} has no peek (the 2008 API and SMQ have it; SQS today does not)")
+        sqs_call(op)  # raises Unsupported before anything is sent (a peek: SQS today has none)
         for attempt in range(_THROTTLE_RETRIES + 1):
             response = self._attempt(op)
             throttled = getattr(response, "code", None) in _THROTTLED
@@ -76,7 +70,7 @@ class SqsApiTarget(Target):
 
     def _attempt(self, op: Operation) -> Response:
         try:
-            return self._handlers[type(op)](op)
+            return self._call(op)
         except botocore.exceptions.ClientError as error:
             details = error.response.get("Error", {})
             metadata = error.response.get("ResponseMetadata", {})
@@ -118,14 +112,15 @@ class SqsApiTarget(Target):
         except KeyError:
             raise TargetError(f"{self.name}: queue {queue!r} was not created by this run") from None
 
-    def _attributes(self, attributes: dict[str, Any]) -> dict[str, str]:
-        result = {}
-        for key, value in attributes.items():
-            if key == "RedrivePolicy" and isinstance(value, dict):
-                value = json.dumps({"deadLetterTargetArn": self._arn(value["deadLetterTargetQueue"]),
-                                    "maxReceiveCount": value["maxReceiveCount"]})
-            result[key] = value if isinstance(value, str) else json.dumps(value)
-        return result
+    def _resolve(self, marker: Any) -> Any:
+        if isinstance(marker, QueueName):
+            return self.real_name(marker.queue, marker.fifo)
+        if isinstance(marker, QueueUrl):
+            return self.url(marker.queue)
+        if isinstance(marker, RedrivePolicy):
+            return json.dumps({"deadLetterTargetArn": self._arn(marker.dead_letter_queue),
+                               "maxReceiveCount": marker.max_receive_count})
+        return marker.value  # a receipt handle: the target's own already
 
     def _arn(self, queue: str) -> str:
         if queue not in self._arns:
@@ -133,48 +128,30 @@ class SqsApiTarget(Target):
             self._arns[queue] = reply["Attributes"]["QueueArn"]
         return self._arns[queue]
 
-    def _create(self, op: CreateQueue) -> Response:
-        fifo = str(op.attributes.get("FifoQueue", "")).lower() == "true"
-        extra = {"tags": self.tags} if self.tags else {}
-        reply = self.client.create_queue(QueueName=self.real_name(op.queue, fifo),
-                                         Attributes=self._attributes(op.attributes), **extra)
-        self._urls[op.queue] = reply["QueueUrl"]
+    def _call(self, op: Operation) -> Response:
+        call = sqs_call(op)
+        params = resolve(call.params, self._resolve)
+        if isinstance(op, CreateQueue) and self.tags:
+            params["tags"] = self.tags  # so that `cleanup` can tell the suite's queues from others
+        reply = getattr(self.client, call.method)(**params)
+        if isinstance(op, CreateQueue):
+            self._urls[op.queue] = reply["QueueUrl"]
+        return self._answer(op, reply)
+
+    def _answer(self, op: Operation, reply: dict[str, Any]) -> Response:
+        """The reply of a call that succeeded, as the model's response to `op`."""
+        if isinstance(op, GetQueueAttributes):
+            attributes = reply.get("Attributes", {})
+            return AttributesOk({k: attributes[k] for k in REPORTED_ATTRIBUTES if k in attributes})
+        if isinstance(op, SendMessage):
+            return SendOk(reply["MessageId"])
+        if isinstance(op, ReceiveMessage):
+            return ReceiveOk(tuple(self._received(m) for m in reply.get("Messages", [])))
+        if isinstance(op, (ChangeMessageVisibilityBatch, DeleteMessageBatch)):
+            return _batch(reply)
+        if isinstance(op, ChangeMessageVisibility):
+            return ChangeOk()
         return Ok()
-
-    def _set_attributes(self, op: SetQueueAttributes) -> Response:
-        self.client.set_queue_attributes(QueueUrl=self.url(op.queue), Attributes=self._attributes(op.attributes))
-        return Ok()
-
-    def _get_attributes(self, op: GetQueueAttributes) -> Response:
-        reply = self.client.get_queue_attributes(QueueUrl=self.url(op.queue), AttributeNames=["All"])
-        attributes = reply.get("Attributes", {})
-        return AttributesOk({k: attributes[k] for k in REPORTED_ATTRIBUTES if k in attributes})
-
-    def _purge(self, op: PurgeQueue) -> Response:
-        self.client.purge_queue(QueueUrl=self.url(op.queue))
-        return Ok()
-
-    # --- messages --------------------------------------------------------------------------------------------
-
-    def _send(self, op: SendMessage) -> Response:
-        kw: dict[str, Any] = {"QueueUrl": self.url(op.queue), "MessageBody": op.body}
-        if op.delay_seconds is not None:
-            kw["DelaySeconds"] = op.delay_seconds
-        if op.group_id is not None:
-            kw["MessageGroupId"] = op.group_id
-        if op.dedup_id is not None:
-            kw["MessageDeduplicationId"] = op.dedup_id
-        return SendOk(self.client.send_message(**kw)["MessageId"])
-
-    def _receive(self, op: ReceiveMessage) -> Response:
-        kw: dict[str, Any] = {"QueueUrl": self.url(op.queue), "MessageSystemAttributeNames": ["All"]}
-        for key, value in (("MaxNumberOfMessages", op.max_messages), ("VisibilityTimeout", op.visibility_timeout),
-                           ("WaitTimeSeconds", op.wait_time_seconds),
-                           ("ReceiveRequestAttemptId", op.attempt_id)):
-            if value is not None:
-                kw[key] = value
-        reply = self.client.receive_message(**kw)
-        return ReceiveOk(tuple(self._received(m) for m in reply.get("Messages", [])))
 
     def _received(self, message: dict[str, Any]) -> ReceivedMessage:
         attributes = message.get("Attributes", {})
@@ -185,24 +162,6 @@ class SqsApiTarget(Target):
             int(count) if count is not None else None,
             round(int(first) - self._origin_ms()) if first is not None else None,
         )
-
-    def _change(self, op: ChangeMessageVisibility) -> Response:
-        self.client.change_message_visibility(QueueUrl=self.url(op.queue), ReceiptHandle=op.receipt_handle,
-                                              VisibilityTimeout=op.visibility_timeout)
-        return ChangeOk()
-
-    def _change_batch(self, op: ChangeMessageVisibilityBatch) -> Response:
-        entries = [{"Id": e.id, "ReceiptHandle": e.receipt_handle, "VisibilityTimeout": e.visibility_timeout}
-                   for e in op.entries]
-        return _batch(self.client.change_message_visibility_batch(QueueUrl=self.url(op.queue), Entries=entries))
-
-    def _delete(self, op: DeleteMessage) -> Response:
-        self.client.delete_message(QueueUrl=self.url(op.queue), ReceiptHandle=op.receipt_handle)
-        return Ok()
-
-    def _delete_batch(self, op: DeleteMessageBatch) -> Response:
-        entries = [{"Id": e.id, "ReceiptHandle": e.receipt_handle} for e in op.entries]
-        return _batch(self.client.delete_message_batch(QueueUrl=self.url(op.queue), Entries=entries))
 
 
 QUERY_ERROR_HEADER = "x-amzn-query-error"

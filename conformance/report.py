@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
+from adapters.base import Unsupported
+from adapters.sqs_calls import CLIENT_OPTIONS, Handle, QueueName, QueueUrl, RedrivePolicy, sqs_call
 from conformance.cases import FoundCase
 from conformance.runner import Finding
 from conformance.session import Step
 from model import rule
 from model.values import (
-    BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage, DeleteMessageBatch,
-    Error, GetQueueAttributes, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage, SetQueueAttributes,
+    BatchOk, ChangeMessageVisibility, CreateQueue, DeleteMessage, Error, ReceiveMessage, ReceiveOk, SendMessage,
 )
 
 
@@ -129,7 +129,7 @@ endpoint = sys.argv[1] if len(sys.argv) > 1 else None
 session = boto3.Session()
 dummy = {{"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}}
 sqs = session.client("sqs", endpoint_url=endpoint, region_name=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
-                     config=Config(retries={{"total_max_attempts": 1}}),
+                     config=Config(**{client_options!r}),
                      **(dummy if endpoint and session.get_credentials() is None else {{}}))
 prefix = "conformance-case-" + uuid.uuid4().hex[:8] + "-"
 queues, arns, handles = {{}}, {{}}, {{}}
@@ -187,15 +187,19 @@ def boto3_script(finding: Finding, profile: str, target: str, filename: str = "c
     last = finding.steps[-1]
     head = _SCRIPT_HEAD.format(rule_id=r.id, profile=profile, target=target, statement=r.statement,
                                source=r.source, expected=d.expected, observed=d.observed, filename=filename,
-                               waits=waits, observed_kind=answer_words(last.response), expected_kind=d.expected)
+                               waits=waits, observed_kind=answer_words(last.response), expected_kind=d.expected,
+                               client_options=CLIENT_OPTIONS)
     body = []
     for step in finding.steps:
         if step.advanced:
             body.append(f"    time.sleep({step.advanced!r})")
         body.extend("    " + line for line in _call_lines(step))
     body[-1] = "    last = " + body[-1].strip()  # the diverging step's reply
-    method = re.search(r"'([a-z_]+)'", body[-1])
-    body.append(f"    LAST_CALL = {method.group(1) if method else 'create_queue'!r}")
+    try:
+        last_call = sqs_call(last.op).method
+    except Unsupported:
+        last_call = "create_queue"
+    body.append(f"    LAST_CALL = {last_call!r}")
     return head + "\n".join(body) + "\n" + _SCRIPT_TAIL
 
 
@@ -210,66 +214,43 @@ def answer_words(response) -> str:
     return "ok"
 
 
-def _handle(h: str) -> str:
-    return f"handles.get({h!r}, {h!r})"
-
-
-def _attributes(attributes: dict[str, Any]) -> str:
-    parts = []
-    for key, value in attributes.items():
-        if key == "RedrivePolicy" and isinstance(value, dict):
-            dead_letter = value["deadLetterTargetQueue"]
-            parts.append(f'"RedrivePolicy": json.dumps({{"deadLetterTargetArn": arns[{dead_letter!r}], '
-                         f'"maxReceiveCount": {value["maxReceiveCount"]!r}}})')
-        else:
-            parts.append(f"{key!r}: {str(value) if not isinstance(value, str) else value!r}")
-    return "{" + ", ".join(parts) + "}"
+def _code(value: Any) -> str:
+    """A parameter of a call as the script writes it: the markers as the script finds them (its queues, its
+    dead-letter queues' ARNs, the handles its receives remembered), everything else as the literal sent."""
+    if isinstance(value, QueueName):
+        return f"prefix + {value.suffix!r}"
+    if isinstance(value, QueueUrl):
+        return f"queues[{value.queue!r}]"
+    if isinstance(value, Handle):
+        return f"handles.get({value.value!r}, {value.value!r})"
+    if isinstance(value, RedrivePolicy):
+        return (f'json.dumps({{"deadLetterTargetArn": arns[{value.dead_letter_queue!r}], '
+                f'"maxReceiveCount": {value.max_receive_count!r}}})')
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key!r}: {_code(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_code(item) for item in value) + "]"
+    return repr(value)
 
 
 def _call_lines(step: Step) -> list[str]:
+    """The step as the script performs it: the very call the adapter makes (adapters/sqs_calls.py)."""
     op, label = step.op, f"step {step.index}:"
-    url = f"queues[{getattr(op, 'queue', '')!r}]"
+    try:
+        call = sqs_call(op)
+    except Unsupported:
+        return [f"# {type(op).__name__} has no SQS API call"]
+    params = ", ".join(f"{key}={_code(value)}" for key, value in call.params.items())
     if isinstance(op, CreateQueue):
-        fifo = str(op.attributes.get("FifoQueue", "")).lower() == "true"
-        name = f'prefix + {op.queue + (".fifo" if fifo else "")!r}'
-        return [f"queues[{op.queue!r}] = sqs.create_queue(QueueName={name}, "
-                f"Attributes={_attributes(op.attributes)})['QueueUrl']",
+        return [f"queues[{op.queue!r}] = sqs.{call.method}({params})['QueueUrl']",
                 f"arns[{op.queue!r}] = sqs.get_queue_attributes(QueueUrl=queues[{op.queue!r}], "
                 "AttributeNames=['QueueArn'])['Attributes']['QueueArn']"]
-    if isinstance(op, SetQueueAttributes):
-        return [f"call({label!r}, 'set_queue_attributes', QueueUrl={url}, Attributes={_attributes(op.attributes)})"]
-    if isinstance(op, GetQueueAttributes):
-        return [f"call({label!r}, 'get_queue_attributes', QueueUrl={url}, AttributeNames=['All'])"]
-    if isinstance(op, SendMessage):
-        kw = [f"MessageBody={op.body!r}"]
-        kw += [f"DelaySeconds={op.delay_seconds!r}"] if op.delay_seconds is not None else []
-        kw += [f"MessageGroupId={op.group_id!r}"] if op.group_id is not None else []
-        kw += [f"MessageDeduplicationId={op.dedup_id!r}"] if op.dedup_id is not None else []
-        return [f"call({label!r}, 'send_message', QueueUrl={url}, {', '.join(kw)})"]
+    line = f"call({label!r}, {call.method!r}, {params})"
     if isinstance(op, ReceiveMessage):
-        kw = ["MessageSystemAttributeNames=['All']"]
-        for key, value in (("MaxNumberOfMessages", op.max_messages), ("VisibilityTimeout", op.visibility_timeout),
-                           ("WaitTimeSeconds", op.wait_time_seconds), ("ReceiveRequestAttemptId", op.attempt_id)):
-            if value is not None:
-                kw.append(f"{key}={value!r}")
         response = step.verdict.outcome.response
         by_body = {m.body: m.receipt_handle for m in response.messages} if isinstance(response, ReceiveOk) else {}
-        return [f"remember(call({label!r}, 'receive_message', QueueUrl={url}, {', '.join(kw)}), {by_body!r})"]
-    if isinstance(op, ChangeMessageVisibility):
-        return [f"call({label!r}, 'change_message_visibility', QueueUrl={url}, "
-                f"ReceiptHandle={_handle(op.receipt_handle)}, VisibilityTimeout={op.visibility_timeout!r})"]
-    if isinstance(op, ChangeMessageVisibilityBatch):
-        entries = ", ".join(f"{{'Id': {e.id!r}, 'ReceiptHandle': {_handle(e.receipt_handle)}, "
-                            f"'VisibilityTimeout': {e.visibility_timeout!r}}}" for e in op.entries)
-        return [f"call({label!r}, 'change_message_visibility_batch', QueueUrl={url}, Entries=[{entries}])"]
-    if isinstance(op, DeleteMessage):
-        return [f"call({label!r}, 'delete_message', QueueUrl={url}, ReceiptHandle={_handle(op.receipt_handle)})"]
-    if isinstance(op, DeleteMessageBatch):
-        entries = ", ".join(f"{{'Id': {e.id!r}, 'ReceiptHandle': {_handle(e.receipt_handle)}}}" for e in op.entries)
-        return [f"call({label!r}, 'delete_message_batch', QueueUrl={url}, Entries=[{entries}])"]
-    if isinstance(op, PurgeQueue):
-        return [f"call({label!r}, 'purge_queue', QueueUrl={url})"]
-    return [f"# {type(op).__name__} has no SQS API call"]
+        return [f"remember({line}, {by_body!r})"]
+    return [line]
 
 
 def summary_json(result) -> str:
