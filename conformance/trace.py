@@ -13,8 +13,7 @@ from typing import IO, Any
 from collections.abc import Iterator
 
 from model.codec import decode, encode  # noqa: F401 (traces are read and written with them)
-
-SCHEMA_VERSION = 4  # 2 added `views`, `returned` and `reappeared`; 3 `decisive`; 4 `counted`
+from reports.trace_format import SCHEMA_VERSION  # noqa: F401 (the writer's; the format is defined there)
 
 
 class TraceError(ValueError):

@@ -23,8 +23,8 @@ from pyspark.sql.types import (
 
 from reports import files
 from reports.spark import ReportError
+from reports.trace_format import FIELDS, REQUIRED, VERDICTS
 
-VERDICTS = ("ok", "note", "unknown", "divergence")
 TRACE_SUFFIX = ".jsonl"
 CORRUPT = "_corrupt_line"
 
@@ -35,40 +35,17 @@ _DIVERGENCE = StructType([
     StructField("message_ids", ArrayType(StringType())),
 ])
 
-# The trace schema of the README, schema versions 1 to 4 (1 lacks the last three fields, 1 and 2 `decisive`;
-# `counted`, added by 4, only matters to `check`).
-# Objects whose fields vary with their type are kept as the few fields the tables need; `views` is kept as its
-# JSON text.
-TRACE_SCHEMA = StructType([
-    StructField("schema", IntegerType()),
-    StructField("run_id", StringType()),
-    StructField("target", StringType()),
-    StructField("target_version", StringType()),
-    StructField("profile", StringType()),
-    StructField("clock", StringType()),
-    StructField("tolerance", DoubleType()),
-    StructField("case", LongType()),
-    StructField("step", LongType()),
-    StructField("final", BooleanType()),
-    StructField("operation", StructType([StructField("type", StringType()), StructField("queue", StringType())])),
-    StructField("response", StructType([StructField("type", StringType()), StructField("code", StringType())])),
-    StructField("invoke", DoubleType()),
-    StructField("complete", DoubleType()),
-    StructField("invoke_wall", DoubleType()),
-    StructField("complete_wall", DoubleType()),
-    StructField("verdict", StringType()),
-    StructField("rules", ArrayType(StringType())),
-    StructField("decisive", ArrayType(StringType())),
-    StructField("divergences", ArrayType(_DIVERGENCE)),
-    StructField("notes", ArrayType(_DIVERGENCE)),
-    StructField("views", StringType()),
-    StructField("returned", ArrayType(StringType())),
-    StructField("reappeared", ArrayType(StructType([
-        StructField("message", StringType()), StructField("deadline", DoubleType()),
-        StructField("lateness", DoubleType())]))),
-])
-REQUIRED = ("run_id", "target", "profile", "case", "step", "operation", "response", "invoke", "complete",
-            "verdict")
+# The Spark type of each kind of trace field (reports/trace_format.py). Objects whose fields vary with their type
+# are kept as the few fields the tables need; `views` is kept as its JSON text.
+_SPARK_KIND = {
+    "int": IntegerType(), "long": LongType(), "double": DoubleType(), "bool": BooleanType(), "string": StringType(),
+    "strings": ArrayType(StringType()), "divergences": ArrayType(_DIVERGENCE), "json": StringType(),
+    "reappeared": ArrayType(StructType([StructField("message", StringType()), StructField("deadline", DoubleType()),
+                                        StructField("lateness", DoubleType())])),
+    "operation": StructType([StructField("type", StringType()), StructField("queue", StringType())]),
+    "response": StructType([StructField("type", StringType()), StructField("code", StringType())]),
+}
+TRACE_SCHEMA = StructType([StructField(f.name, _SPARK_KIND[f.kind]) for f in FIELDS])
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from model.values import (
     ChangeMessageVisibility, CreateQueue, DeleteMessage, ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage,
     ChangeOk, Ok, SendOk, Unknown,
 )
+from tests.trace_lines import trace_line
 
 TOLERANCE = 1.0
 
@@ -19,12 +20,10 @@ def trace(tmp_path, steps, clock="real", tolerance=TOLERANCE, profile="sqs-stand
     path = tmp_path / "trace.jsonl"
     with path.open("w") as f:
         for index, (invoke, complete, op, response) in enumerate(steps):
-            f.write(json.dumps({
-                "schema": 1, "run_id": "hand", "target": "endpoint", "target_version": "x",
-                "profile": profile, "clock": clock, "tolerance": tolerance, "case": 1, "step": index,
-                "final": False, "operation": encode(op), "response": encode(response), "invoke": invoke,
-                "complete": complete, "invoke_wall": invoke, "complete_wall": complete, "verdict": "ok",
-                "rules": [], "divergences": [], "notes": []}) + "\n")
+            f.write(json.dumps(trace_line(
+                1, run_id="hand", target="endpoint", target_version="x", profile=profile, clock=clock,
+                tolerance=tolerance, case=1, step=index, operation=encode(op), response=encode(response),
+                invoke=invoke, complete=complete, invoke_wall=invoke, complete_wall=complete)) + "\n")
     return path
 
 

@@ -8,11 +8,10 @@ from adapters.model_target import ModelTarget
 from conformance.check import check_traces
 from conformance.runner import run
 from conformance.trace import TraceError, read_trace
+from reports.trace_format import NAMES
 from tests.conformance.planted import WrongMalformedHandleCode
 
-FIELDS = {"schema", "run_id", "target", "target_version", "profile", "clock", "tolerance", "case", "step", "final",
-          "counted", "operation", "response", "invoke", "complete", "invoke_wall", "complete_wall", "verdict",
-          "rules", "decisive", "divergences", "notes", "views", "returned", "reappeared"}
+FIELDS = set(NAMES)  # the one definition of the trace line (reports/trace_format.py)
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +96,13 @@ def test_a_malformed_line_is_named_with_file_and_line(conforming_trace, tmp_path
     broken.write_text("\n".join(lines[:3] + ["{not json"] + lines[3:]) + "\n")
     with pytest.raises(TraceError, match=r"broken\.jsonl:4:"):
         list(read_trace(broken))
+
+
+def test_the_readme_documents_every_field_of_the_trace_line():
+    import pathlib
+    import re
+
+    readme = (pathlib.Path(__file__).parents[2] / "README.md").read_text()
+    table = readme[readme.index("| field | meaning |"):].split("\n\n")[0]
+    documented = {name for row in table.splitlines()[2:] for name in re.findall(r"`([a-z_]+)`", row.split("|")[1])}
+    assert documented == FIELDS

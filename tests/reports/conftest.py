@@ -6,6 +6,9 @@ import json
 
 import pytest
 
+from reports.trace_format import SCHEMA_VERSION
+from tests.trace_lines import trace_line
+
 
 @pytest.fixture(scope="session")
 def spark():
@@ -19,21 +22,19 @@ def spark():
 def step(run="r1", case=1, index=0, *, target="emu", version="1.0", profile="sqs-standard", clock="real",
          op="ReceiveMessage", response="ReceiveOk", verdict="ok", rules=("RCV-HIDE",), divergences=(),
          final=False, invoke=None, latency=0.01, wall=1_800_000_000.0, reappeared=(), views=None, returned=(),
-         decisive=None, schema=3):
-    """One trace line as the engine writes it (schema 3; `decisive` defaults to every rule exercised; schema 2
+         decisive=None, schema=SCHEMA_VERSION):
+    """One trace line as the engine writes it (`decisive` defaults to every rule exercised; schema 2
     lacks it), with what a test varies."""
     invoke = float(index) if invoke is None else invoke
-    record = {
-        "schema": schema, "run_id": run, "target": target, "target_version": version, "profile": profile,
-        "clock": clock, "tolerance": 0.5, "case": case, "step": index, "final": final,
-        "operation": {"type": op, "queue": "q"}, "response": {"type": response},
-        "invoke": invoke, "complete": invoke + latency, "invoke_wall": wall + invoke,
-        "complete_wall": wall + invoke + latency, "verdict": verdict, "rules": list(rules),
-        "divergences": [{"rules": list(d), "expected": "ChangeOk", "observed": "error X", "message_ids": ["m1"]}
-                        for d in divergences],
-        "notes": [], "views": views or {"m1": [["receipt", invoke + 30]]}, "returned": list(returned),
-        "reappeared": [{"message": "m1", "deadline": invoke - late, "lateness": late} for late in reappeared],
-    }
+    fields = dict(
+        run_id=run, target=target, target_version=version, profile=profile, clock=clock, tolerance=0.5, case=case,
+        step=index, final=final, operation={"type": op, "queue": "q"}, response={"type": response},
+        invoke=invoke, complete=invoke + latency, invoke_wall=wall + invoke, complete_wall=wall + invoke + latency,
+        verdict=verdict, rules=list(rules),
+        divergences=[{"rules": list(d), "expected": "ChangeOk", "observed": "error X", "message_ids": ["m1"]}
+                     for d in divergences],
+        views=views or {"m1": [["receipt", invoke + 30]]}, returned=list(returned),
+        reappeared=[{"message": "m1", "deadline": invoke - late, "lateness": late} for late in reappeared])
     if schema >= 3:
-        record["decisive"] = list(rules if decisive is None else decisive)
-    return json.dumps(record)
+        fields["decisive"] = list(rules if decisive is None else decisive)
+    return json.dumps(trace_line(schema, **fields))
