@@ -85,7 +85,7 @@ class Run:
     on_case: Callable[[Run], None] | None = None
     max_wait: float = REAL_MAX_WAIT
     # The clock the cases are generated for, if not the target's: witnesses for a real clock are searched on the
-    # model's virtual one (see conformance/witnesses.py).
+    # model's virtual one (see conformance/witness_model.py).
     pace: str | None = None
     # The shortest case seen so far for each diverging rule: reported if Hypothesis' replay of a failing case
     # goes otherwise (as it may under a real clock).

@@ -135,11 +135,11 @@ def test_a_step_reaches_an_aim_only_where_the_model_permits_no_answer_of_another
     change_at_deadline = [(0.0, SendMessage("q", "m1")), (0.0, ReceiveMessage("q")),
                           (1.0, ChangeMessageVisibility("q", "rh-1", 1))]
     created = [(0.0, CreateQueue("q", {"VisibilityTimeout": 1}))] + change_at_deadline
-    assert aim in witnesses.aims_of(witnesses._replayed("smq", "virtual", created)[0].steps[-1])
+    assert aim in witnesses.aims_of(witnesses.replayed_on_model("smq", "virtual", created)[0].steps[-1])
     # A timeout set just now may not have reached the receive yet: hidden for 1 s or 30, so the change may
     # be accepted as well, and a queue that accepts it wrongly would pass.
     propagating = [(0.0, CreateQueue("q", {})), (0.0, SetQueueAttributes("q", {"VisibilityTimeout": 1}))]
-    step = witnesses._replayed("smq", "virtual", propagating + change_at_deadline)[0].steps[-1]
+    step = witnesses.replayed_on_model("smq", "virtual", propagating + change_at_deadline)[0].steps[-1]
     assert step.response.code == "MessageNotExist" and witnesses.aims_of(step) == set()
 
 
@@ -257,7 +257,7 @@ def test_a_rule_masked_by_another_rules_divergence_is_tried_again_another_way():
              (0.0, ReceiveMessage("q.fifo", **poll)),
              (10.0, DeleteMessageBatch("q.fifo", (DeleteEntry("e0", "rh-1"),)))]
     aim = witnesses.Aim("DEL-FIFO-EXPIRED", "DeleteMessageBatch", "BatchOk")
-    assert aim in witnesses._replayed("sqs-fifo", "virtual", steps)[1]
+    assert aim in witnesses.replayed_on_model("sqs-fifo", "virtual", steps)[1]
     catalogue = witnesses.Catalogue("sqs-fifo", "virtual", [witnesses.Witness(aim, steps)])
     target = BatchesRefusedAndExpiredFifoDeleteAccepted("sqs-fifo")
     shown = witnesses.replay([target], catalogue, run_id="t", trace=None, case_ids=iter(range(1, 99)))

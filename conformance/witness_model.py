@@ -1,0 +1,91 @@
+"""Witnesses replayed on the model, judged as the targets of their pace are: the aims a case reaches, and
+whether stored witnesses still reach theirs.
+"""
+
+from __future__ import annotations
+
+from adapters.base import Unsupported, VirtualClock
+from adapters.endpoint import DEFAULT_TOLERANCE
+from adapters.model_target import ModelTarget
+from conformance.cases import Case
+from conformance.session import Session
+from conformance.witness_catalogue import Aim, Catalogue, Witness, aims_of
+from model.values import Operation, Response
+
+# How targets of each pace are judged: a real or moved clock's requests take time, and the checker gives every
+# deadline the endpoints' tolerance band. Witnesses are searched, trimmed and checked on a model judged the same
+# way, so an aim they reach stays decisive there (one a millisecond past an edge would not).
+JUDGED_TOLERANCE = max(DEFAULT_TOLERANCE.values())
+JUDGED_LATENCY = 0.02  # seconds a request takes on the model judged as a real target: its window
+
+
+class _JudgedClock(VirtualClock):
+    """Virtual time the checker reads as a real clock's: windows and a tolerance band, nothing slept."""
+
+    kind = "windowed"
+
+
+class JudgedModel(ModelTarget):
+    """The model as a target of a real or moved clock: each request takes JUDGED_LATENCY, taking effect halfway."""
+
+    tolerance = JUDGED_TOLERANCE
+
+    def __init__(self, profile: str) -> None:
+        super().__init__(profile)
+        self.clock = _JudgedClock()
+
+    def execute(self, op: Operation) -> Response:
+        self.clock.advance(JUDGED_LATENCY / 2)
+        response = super().execute(op)
+        self.clock.advance(JUDGED_LATENCY / 2)
+        return response
+
+    def reset(self) -> None:
+        super().reset()
+        self.clock = _JudgedClock()
+
+
+def judged_model(profile: str, pace: str) -> ModelTarget:
+    """The model as the target a witness of this pace is searched and checked on."""
+    return ModelTarget(profile) if pace == "virtual" else JudgedModel(profile)
+
+
+def replayed_on_model(profile: str, pace: str, steps: Case) -> tuple[Session, set[Aim]]:
+    """A witness replayed on the model, judged as a target of that pace is: the session it leaves, and the aims
+    it reached."""
+    session = Session(judged_model(profile, pace), profile, run_id="witness", case=1, trace=None)
+    reached: set[Aim] = set()
+    for advance, op in steps:
+        if advance:
+            session.advance(advance)
+        reached |= aims_of(session.execute(op))
+    return session, reached
+
+
+def aims_covered(profile: str, pace: str, witness: Witness) -> set[Aim]:
+    """The aims a witness (before its probes) takes care of. On a virtual clock, where witnesses are cheap and
+    serve to kill in-house bugs, only those of its last step, which the probes look at; on a real or moved
+    clock, where the catalogue must be short, every aim it reaches on the way."""
+    if pace != "virtual":
+        return aims_reached(profile, pace, witness)
+    session, _ = replayed_on_model(profile, pace, witness.steps)
+    return aims_of(session.steps[-1])
+
+
+def aims_reached(profile: str, pace: str, witness: Witness) -> set[Aim]:
+    return replayed_on_model(profile, pace, witness.steps)[1]
+
+
+def stale(catalogue: Catalogue) -> list[str]:
+    """What no longer holds of stored witnesses on today's model: each must still reach its aim (a model change
+    can move a rule off its witness; `sqs-conformance witnesses` searches them again)."""
+    problems = []
+    for witness in catalogue.witnesses:
+        try:
+            reached = aims_reached(catalogue.profile, catalogue.pace, witness)
+        except Unsupported as error:  # the model refuses an operation of it: outside the profile now
+            problems.append(f"{witness.aim}: the model refuses a step of its witness ({error})")
+            continue
+        if witness.aim not in reached:
+            problems.append(f"{witness.aim}: its witness no longer reaches it")
+    return problems

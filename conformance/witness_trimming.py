@@ -1,0 +1,115 @@
+"""Trimming a case: every step (or queue attribute) it can do without is left out, the steps kept happening
+when they did and naming the same handles.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+
+from conformance.cases import Case
+from conformance.machine import GARBAGE_HANDLES
+from conformance.session import Step
+from conformance.translate import map_handles
+from model.attributes import dead_letter_queue
+from model.values import CreateQueue, Operation
+
+
+def case_of(steps: list[Step]) -> Case:
+    return [(step.advanced, step.op) for step in steps]
+
+
+def fewest_steps(steps: list[Step], shows: Callable[[Case], list[Step] | None]) -> list[Step]:
+    """The steps of a case, with every one left out that the case can do without. `shows` replays a simpler case
+    and gives the steps that still show what it must (up to the step that shows it), or None. Hypothesis shrinks
+    on a budget and may leave a step nothing needs; this tries the case without each step, the last first, then
+    with each queue created without one of its attributes, and starts again after each that still shows, until
+    none does. The steps kept happen when they did (a step left out passes on its wait, and the time it took:
+    a long poll's); a queue is left out only where no other step names it."""
+    changed = True
+    while changed:
+        changed = False
+        for simpler in _simpler(steps):
+            shown = shows(simpler)
+            if shown is not None:
+                steps, changed = shown, True
+                break
+    return steps
+
+
+def _simpler(steps: list[Step]) -> Iterator[Case]:
+    for index in range(len(steps) - 1, -1, -1):
+        if not isinstance(steps[index].op, CreateQueue) or not _named_elsewhere(steps, index):
+            yield without_step(steps, index)
+    for index, step in enumerate(steps):
+        if isinstance(step.op, CreateQueue):
+            yield from without_each_attribute(steps, index)
+
+
+def without_each_attribute(steps: list[Step], index: int) -> Iterator[Case]:
+    """The case with the queue the step at `index` creates made without one of its attributes, for each."""
+    op = steps[index].op
+    if not isinstance(op, CreateQueue):
+        return
+    for name in op.attributes:
+        if name != "FifoQueue":  # the queue's kind is the profile's, not a detail of the case
+            fewer = {k: v for k, v in op.attributes.items() if k != name}
+            yield without_step(steps, index, instead=CreateQueue(op.queue, fewer))
+
+
+def _named_elsewhere(steps: list[Step], index: int) -> bool:
+    """Whether another step names the queue the step at `index` creates (as its queue, or its dead-letter queue)."""
+    queue = steps[index].op.queue
+    return any(queue in (getattr(step.op, "queue", None), _dead_letter_queue_of(step.op))
+               for position, step in enumerate(steps) if position != index)
+
+
+def _dead_letter_queue_of(op: Operation) -> str | None:
+    return dead_letter_queue(op.attributes.get("RedrivePolicy")) if isinstance(op, CreateQueue) else None
+
+
+def without_step(steps: list[Step], index: int | None, instead: Operation | None = None) -> Case:
+    """The case without the step at `index`, or with `instead` in its place. A handle no step kept issued (its
+    receive left out, or a model id that was garbage to the model all along) is sent as a plain garbage handle:
+    a target must only ever be sent handles it issued itself, or ones that are garbage to every queue."""
+    case: Case = []
+    done = 0.0  # when the previous step kept was answered
+    renamed = _renumbered(steps, index if instead is None else None)
+    issued: set[str] = set()
+    for position, step in enumerate(steps):
+        if position == index and instead is None:
+            continue
+        op = map_handles(instead if position == index and instead is not None else step.op,
+                         lambda h: renamed.get(h, h))
+        op = map_handles(op, lambda h, issued=frozenset(issued): h if h in issued or not _MODEL_ID.fullmatch(h)
+                         else GARBAGE_HANDLES[0])
+        case.append((round(max(0.0, step.invoke - done), 6), op))
+        issued |= {renamed.get(m, m) for m in step.verdict.outcome.minted}
+        done = step.complete
+    return case
+
+
+_MODEL_ID = re.compile(r"(left-out-)?[a-z]+-\d+")  # how the model names what it mints ("rh-3", "msg-1")
+
+
+def _renumbered(steps: list[Step], index: int | None) -> dict[str, str]:
+    """The model names what it mints in order ("rh-3": the third handle). Without the step at `index`, what is
+    minted after it takes the next number down, so that later steps still name the same handles; what that step
+    minted names nothing any more."""
+    mapping: dict[str, str] = {}
+    counts: Counter[str] = Counter()
+    for position, step in enumerate(steps):
+        for minted in sorted(step.verdict.outcome.minted, key=_mint_order):
+            kind = minted.rpartition("-")[0]
+            if position == index:
+                mapping[minted] = f"left-out-{minted}"
+            else:
+                counts[kind] += 1
+                mapping[minted] = f"{kind}-{counts[kind]}"
+    return mapping
+
+
+def _mint_order(model_id: str) -> tuple[str, int]:
+    kind, _, number = model_id.rpartition("-")
+    return kind, int(number) if number.isdigit() else 0
