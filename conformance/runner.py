@@ -9,6 +9,7 @@ earlier failures first.
 
 from __future__ import annotations
 
+import hypothesis
 import ast
 import itertools
 import sys
@@ -297,7 +298,7 @@ def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int
     shared.round_failed = False
     machine = build_machine(shared)
     if seed is not None:
-        machine._hypothesis_internal_use_seed = seed  # what hypothesis.seed() sets
+        machine = hypothesis.seed(seed)(machine)
     config = settings(max_examples=examples, stateful_step_count=steps_per_case, deadline=None,
                       database=database, verbosity=Verbosity.quiet, report_multiple_bugs=True,
                       suppress_health_check=list(HealthCheck), derandomize=False,

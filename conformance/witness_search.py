@@ -4,6 +4,7 @@ aim finds (and shrinks) the shortest case that reaches it, trimmed, then probed.
 
 from __future__ import annotations
 
+import hypothesis
 from collections.abc import Callable
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
@@ -62,7 +63,7 @@ def explore(profile: str, pace: str, *, seed: int = 1, examples: int = EXPLORE_E
                 reached[aim] = case_of(steps)
 
     machine = _machine(profile, pace, note)
-    machine._hypothesis_internal_use_seed = seed  # what hypothesis.seed() sets
+    machine = hypothesis.seed(seed)(machine)
     run_state_machine_as_test(machine, settings=_settings(examples, SEARCH_STEPS, shrink=False))
     return reached
 
@@ -80,7 +81,7 @@ def search(profile: str, aim: Aim | str, pace: str, *, seed: int = 1, examples: 
             raise _Reached(list(steps))
 
     machine = _machine(profile, pace, check)
-    machine._hypothesis_internal_use_seed = seed
+    machine = hypothesis.seed(seed)(machine)
     try:
         run_state_machine_as_test(machine, settings=_settings(examples, SEARCH_STEPS, shrink=True))
     except _Reached as found:

@@ -109,3 +109,18 @@ def test_the_model_judged_as_a_real_target_conforms_to_itself(profile):
     result = run(JudgedModel(profile), profile, examples=150, seed=11, witnesses=False, coverage_rounds=0,
                  max_rounds=2)
     assert result.conforms, {r: f.divergence for r, f in result.findings.items()}
+
+
+def test_the_one_private_hypothesis_hook_caps_shrinking_and_restores_it():
+    """Hypothesis has no setting for how long it shrinks; the runner sets its engine's constant for a run, in one
+    place, and puts it back. Should a release drop the constant, the cap is skipped rather than crashing."""
+    from hypothesis.internal.conjecture import engine
+
+    from conformance.runner import _shrinking_at_most
+
+    before = engine.MAX_SHRINKING_SECONDS
+    with _shrinking_at_most(7.5):
+        assert engine.MAX_SHRINKING_SECONDS == 7.5
+    assert engine.MAX_SHRINKING_SECONDS == before
+    with _shrinking_at_most(None):
+        assert engine.MAX_SHRINKING_SECONDS == before
