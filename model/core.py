@@ -25,7 +25,10 @@ from model.rules import (
     VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET, VIS_DEFAULT, VIS_EXTEND_NONADDITIVE, VIS_RANGE,
     VIS_SHORTEN, VIS_TERMINATE,
 )
-from model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Timing, millis
+from model.state import (
+    EXACT, Deduplication, Gone, HandleInfo, Hidden, Message, MessageState, NewQueue, NewSettings, Purged, Queue, Timing,
+    millis,
+)
 from model.validation import batch_errors, edge_situations, is_int_in
 from model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, DeleteEntry,
@@ -108,8 +111,8 @@ class Model:
                 self.queues[queue_name].message_ids.pop(message_id, None)
             message.states = states
         self.handles.update(effects.handles)
-        for update in effects.queue_updates:
-            update()
+        for change in effects.queue_changes:
+            change.apply(self.queues)
 
     # --- views for generators and tests --------------------------------------------------------------------
 
@@ -197,23 +200,16 @@ def _create_queue(model: Model, op: CreateQueue, now: float) -> Expectation:
     parsed = attributes.parse(model, op.attributes, creating=True)
     if isinstance(parsed, Outcome):
         return Enumerated([parsed])
-
-    def create() -> None:
-        model.queues[op.queue] = attributes.new_queue(model.profile, op.queue, parsed, now)
-
+    created = NewQueue(attributes.new_queue(model.profile, op.queue, parsed, now))
     rules = (VIS_DEFAULT,) if "VisibilityTimeout" not in parsed else (VIS_RANGE,)
-    return Enumerated([Outcome(Ok(), rules, Effects(queue_updates=(create,)))])
+    return Enumerated([Outcome(Ok(), rules, Effects(queue_changes=(created,)))])
 
 
 def _set_attributes(model: Model, op: SetQueueAttributes, now: float) -> Expectation:
-    queue = model.queue(op.queue)
+    model.queue(op.queue)
     parsed = attributes.parse(model, op.attributes, creating=False)
     if isinstance(parsed, Outcome):
         return Enumerated([parsed])
-
-    def apply() -> None:
-        for name, value in parsed.items():
-            queue.settings[name] = queue.settings[name].set(value, now)
 
     # Messages in flight keep their deadlines; their states now also owe that to this rule, so that a receive
     # that finds one hidden (or back at its old deadline) exercises it, and a divergence there names it first.
@@ -229,7 +225,8 @@ def _set_attributes(model: Model, op: SetQueueAttributes, now: float) -> Expecta
         if marked != message.states:
             states[message.id] = marked
     rules = (QATTR_LATER_RECEIVES,) if flying else ()
-    return Enumerated([Outcome(Ok(), rules + (VIS_RANGE,), Effects(states, queue_updates=(apply,)))])
+    change = NewSettings(op.queue, parsed, now)
+    return Enumerated([Outcome(Ok(), rules + (VIS_RANGE,), Effects(states, queue_changes=(change,)))])
 
 
 def _get_attributes(model: Model, op: GetQueueAttributes, now: float) -> Expectation:
@@ -276,10 +273,8 @@ def _send(model: Model, op: SendMessage, now: float) -> Expectation:
         for d in delays
     )
     message = Message(message_id, op.body, model._next_seq, now, op.group_id, states)
-    updates: tuple[Callable[[], None], ...] = ()
-    if dedup_id is not None:
-        updates = (lambda: queue.dedup.__setitem__(dedup_id, (message_id, now)),)
-    effects = Effects(new_messages=(message,), queue_updates=updates)
+    remembered = (Deduplication(op.queue, dedup_id, message_id, now),) if dedup_id is not None else ()
+    effects = Effects(new_messages=(message,), queue_changes=remembered)
     return Enumerated([Outcome(SendOk(message_id), rules, effects, minted=frozenset({message_id}))])
 
 
@@ -592,15 +587,11 @@ def _purge(model: Model, op: PurgeQueue, now: float) -> Expectation:
             s.evolve(gone=Gone.PURGED, why=(PURGE_ALL,), gone_at=now) if s.live_in(op.queue) else s
             for s in message.states))
 
-    def remember() -> None:
-        queue.last_purge_at = now
-        if queue.first_purge_at is None:
-            queue.first_purge_at = now
-
     # A purge shows PURGE-ALL only where it finds a message; one in flight is a situation of its own (a purge that
     # spares in-flight messages passes every purge of visible ones), so witnesses are searched for both.
     in_flight = any(s.in_flight(now) for m in model.messages_in(op.queue) for s in m.states if s.live_in(op.queue))
-    return Enumerated([Outcome(Ok(), (PURGE_ALL, PURGE_IN_PROGRESS), Effects(states, queue_updates=(remember,)),
+    purged = Effects(states, queue_changes=(Purged(op.queue, now),))
+    return Enumerated([Outcome(Ok(), (PURGE_ALL, PURGE_IN_PROGRESS), purged,
                                undecided=() if states else (PURGE_ALL,),
                                situations=situated((PURGE_ALL,), "in flight" if in_flight else ""))])
 

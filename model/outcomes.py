@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Protocol
-from collections.abc import Callable
 
 from model.rules import BATCH_MAX_ENTRIES, BATCH_PARTIAL, Certainty, rule
-from model.state import HandleInfo, Message, MessageState
+from model.state import HandleInfo, Message, MessageState, QueueChange
 from model.values import BatchOk, ChangeOk, EntryFailure, Error, ErrorSpec, Ok, ReceiveOk, Response, SendOk
 
 Expected = object  # a Response whose minted ids are placeholders, or an ErrorSpec
@@ -26,14 +25,14 @@ class Effects:
     states: dict[str, tuple[MessageState, ...]] = field(default_factory=dict)
     new_messages: tuple[Message, ...] = ()
     handles: dict[str, HandleInfo] = field(default_factory=dict)
-    queue_updates: tuple[Callable[[], None], ...] = ()
+    queue_changes: tuple[QueueChange, ...] = ()
 
     def merged_with(self, other: Effects) -> Effects:
         """Union of two outcomes that the same observation cannot tell apart."""
         states = dict(self.states)
         for message_id, more in other.states.items():
             states[message_id] = union(states.get(message_id, ()), more)
-        return Effects(states, self.new_messages, {**self.handles, **other.handles}, self.queue_updates)
+        return Effects(states, self.new_messages, {**self.handles, **other.handles}, self.queue_changes)
 
 
 
@@ -218,7 +217,7 @@ class Enumerated:
         return self.outcomes[0]
 
     def possible_effects(self) -> Effects | None:
-        if any(o.effects.new_messages or o.effects.queue_updates for o in self.outcomes):
+        if any(o.effects.new_messages or o.effects.queue_changes for o in self.outcomes):
             return None
         return _merge(self.outcomes).effects
 

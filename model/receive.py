@@ -7,7 +7,6 @@ The permitted responses are not enumerated (a short poll may return any subset o
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -20,7 +19,9 @@ from model.rules import (
     RCV_MAX_MESSAGES, RCV_NEW_HANDLE, RCV_OVERRIDE, RCV_REAPPEAR, RCV_SHORT_POLL, RCV_WAIT_RANGE, REDRIVE_DLQ,
     VIS_NOT_STICKY, VIS_RANGE,
 )
-from model.state import Attempt, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, millis
+from model.state import (
+    Attempt, AttemptRemembered, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, millis,
+)
 from model.validation import is_int_in
 from model.values import Error, ReceivedMessage, ReceiveMessage, ReceiveOk, Response
 
@@ -595,13 +596,10 @@ class ReceiveExpectation:
             kept = () if canonical or (swept and self._surely_moved(candidate)) else tuple(candidate.message.states)
             effects.states[message_id] = tuple(dict.fromkeys(
                 kept + moved + tuple(s for s in candidate.message.states if s not in candidate.due)))
-        updates: tuple[Callable[[], None], ...] = ()
         if self.queue.fifo and self.op.attempt_id and self.replay is None:
             attempt = Attempt(self.at, tuple(shown),
                               {mid: states for mid, states in effects.states.items() if mid in returned_ids})
-            attempt_id = self.op.attempt_id
-            updates = (lambda: self.queue.attempts.__setitem__(attempt_id, attempt),)
-        effects.queue_updates = updates
+            effects.queue_changes = (AttemptRemembered(self.queue.name, self.op.attempt_id, attempt),)
         applicable = self.model.profile.rule_ids
         decided = tuple(r for mid in returned_ids for s in effects.states[mid] for r in s.why if r in applicable)
         if any(s.receive_count for _, states in returned for s in states):  # a handle it had before could come back

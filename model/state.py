@@ -177,3 +177,65 @@ class Queue:
     @property
     def redrive(self) -> Redrive | None:
         return self.settings["RedrivePolicy"].value  # type: ignore[return-value]
+
+
+# --- changes an outcome makes to a queue: plain data, applied when the outcome is committed ------------------------
+
+@dataclass(frozen=True, slots=True)
+class NewQueue:
+    queue: Queue
+
+    def apply(self, queues: dict[str, Queue]) -> None:
+        queues[self.queue.name] = self.queue
+
+
+@dataclass(frozen=True, slots=True)
+class NewSettings:
+    """Queue attributes set at `at` (each keeps its earlier value for the propagation window)."""
+
+    queue: str
+    values: dict[str, object]
+    at: float
+
+    def apply(self, queues: dict[str, Queue]) -> None:
+        settings = queues[self.queue].settings
+        for name, value in self.values.items():
+            settings[name] = settings[name].set(value, self.at)
+
+
+@dataclass(frozen=True, slots=True)
+class Deduplication:
+    """A FIFO send remembered by its deduplication id."""
+
+    queue: str
+    dedup_id: str
+    message_id: str
+    at: float
+
+    def apply(self, queues: dict[str, Queue]) -> None:
+        queues[self.queue].dedup[self.dedup_id] = (self.message_id, self.at)
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRemembered:
+    queue: str
+    attempt_id: str
+    attempt: Attempt
+
+    def apply(self, queues: dict[str, Queue]) -> None:
+        queues[self.queue].attempts[self.attempt_id] = self.attempt
+
+
+@dataclass(frozen=True, slots=True)
+class Purged:
+    queue: str
+    at: float
+
+    def apply(self, queues: dict[str, Queue]) -> None:
+        queue = queues[self.queue]
+        queue.last_purge_at = self.at
+        if queue.first_purge_at is None:
+            queue.first_purge_at = self.at
+
+
+QueueChange = NewQueue | NewSettings | Deduplication | AttemptRemembered | Purged
