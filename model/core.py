@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from model import attributes, errors
 from model.outcomes import (
@@ -316,66 +316,65 @@ def _lock_target(model: Model, queue_name: str, handle: str) -> Message | None:
     return message
 
 
-def _lock(s: MessageState, now: float, v: float, slack: float
-          ) -> list[tuple[object, tuple[str, ...], MessageState | None]]:
+def _lock(s: MessageState, now: float, v: float, slack: float) -> list[PerState]:
     why = (LOCK_UNRECEIVED,)
     locked = s.evolve(visible_at=now + v, hidden=Hidden.LOCK, changed_at=now, was_locked=True, why=why, slack=slack)
-    return [(ChangeOk(), why, locked)]
+    return [PerState(ChangeOk(), why, locked)]
 
 
 def _change_state(model: Model, message: Message, s: MessageState, handle: str, info: HandleInfo, now: float,
-                  v: float):
-    """Outcomes of a change on one possible state of the message: (response, rules, new state or None)."""
+                  v: float) -> list[PerState]:
+    """Outcomes of a change on one possible state of the message."""
     p = model.profile
     if not s.live_in(info.queue):
         # SMQ: a gone message's handle no longer works (apart from one merely visible again, which a queue may miss)
         if p.change_returns_new_handle:
             rules = (SMQ_INVISIBLE_ONLY,)
-            return [(errors.smq_message_not_exist(), rules, None, situated(rules, "gone"))]
+            return [PerState(errors.smq_message_not_exist(), rules, situations=situated(rules, "gone"))]
         if s.gone is Gone.PURGED:  # nothing records what a purged message's handle gets: permit either error
-            return [(errors.not_available_for_change(), (PURGE_ALL, CMV_DELETED), None)] + _purged_handle(p)
+            return [PerState(errors.not_available_for_change(), (PURGE_ALL, CMV_DELETED))] + _purged_handle(p)
         if s.queue != info.queue:  # redriven to the dead-letter queue: likewise
-            return [(errors.not_available_for_change(), (REDRIVE_DLQ, CMV_DELETED), None)] + _purged_handle(
+            return [PerState(errors.not_available_for_change(), (REDRIVE_DLQ, CMV_DELETED))] + _purged_handle(
                 p, (REDRIVE_DLQ,))
-        return [(errors.not_available_for_change(), (CMV_DELETED,), None)]
+        return [PerState(errors.not_available_for_change(), (CMV_DELETED,))]
     current = s.receipt == handle
     return [result for in_flight in model.in_flight_when(s, now)
             for result in _change_receipt(model, message, s, current, in_flight, now, v)]
 
 
 def _change_receipt(model: Model, message: Message, s: MessageState, current: bool, in_flight: bool, now: float,
-                    v: float):
+                    v: float) -> list[PerState]:
     """A change of a live message's receipt, once it is known whether the receipt is still in flight."""
     p = model.profile
     if p.change_returns_new_handle:
         if not (current and in_flight):
             rule = SMQ_NEW_HANDLE if not current else SMQ_INVISIBLE_ONLY
-            return [(errors.smq_message_not_exist(), (rule,), None)]
+            return [PerState(errors.smq_message_not_exist(), (rule,))]
         return [_accepted(model, s, now, v, new_handle=True)]
     if in_flight and (current or p.stale_handles_work and not p.fifo):
         accepted = _accepted(model, s, now, v)
         if not current:
-            accepted = (accepted[0], (CMV_STALE,) + accepted[1], accepted[2])
+            accepted = accepted._replace(rules=(CMV_STALE,) + accepted.rules)
         return _ceiling_check(model, message, s, now, v, accepted)
     # Past the deadline, or a stale handle of an earlier receive: the hedged rows.
     rules: tuple[str, ...]
     if p.fifo:
         rules = (CMV_FIFO_EXPIRED,)
-        return [(errors.handle_expired(), rules, None)] + _expired_accepts(model, message, s, now, v, rules)
+        return [PerState(errors.handle_expired(), rules)] + _expired_accepts(model, message, s, now, v, rules)
     rules = (CMV_EXPIRED,) if current else (CMV_STALE, CMV_EXPIRED)
     return _expired_accepts(model, message, s, now, v, rules)
 
 
 def _expired_accepts(model: Model, message: Message, s: MessageState, now: float, v: float,
-                     rules: tuple[str, ...]):
+                     rules: tuple[str, ...]) -> list[PerState]:
     """HTTP 200; the message may or may not be hidden again (docs/evidence.md row 'cmv-expired')."""
     hidden = _accepted(model, s, now, v)
-    results = _ceiling_check(model, message, s, now, v, (hidden[0], rules + hidden[1], hidden[2]))
-    results.append((ChangeOk(), rules, s))
+    results = _ceiling_check(model, message, s, now, v, hidden._replace(rules=rules + hidden.rules))
+    results.append(PerState(ChangeOk(), rules, s))
     return results
 
 
-def _accepted(model: Model, s: MessageState, now: float, v: float, new_handle: bool = False):
+def _accepted(model: Model, s: MessageState, now: float, v: float, new_handle: bool = False) -> PerState:
     deadline = now + v
     why: tuple[str, ...]
     if v == 0:
@@ -391,10 +390,11 @@ def _accepted(model: Model, s: MessageState, now: float, v: float, new_handle: b
         changes["receipt"] = handle
         response = ChangeOk(handle, int(round(deadline * 1000)))
         why = why + (SMQ_NEW_HANDLE,)
-    return (response, why, s.evolve(**changes))
+    return PerState(response, why, s.evolve(**changes))
 
 
-def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, v: float, accepted) -> list:
+def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, v: float, accepted: PerState
+                   ) -> list[PerState]:
     """VIS-CEILING: reject, never clip, a deadline beyond the receive + 43200 s."""
     ceiling = model._ceiling(s)
     if ceiling is None:
@@ -402,11 +402,11 @@ def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, 
     deadline = now + v
     rules, flipped_by = _ceiling_rules(model, message.sent_at, s, deadline, ceiling)
     situations = situated((VIS_CEILING_FROM_RECEIVE,), flipped_by)
-    rejected = (errors.beyond_ceiling(int(v)), rules, None, situations)
+    rejected = PerState(errors.beyond_ceiling(int(v)), rules, None, situations)
     band = model.timing.tolerance  # under a real clock the receive and this change each took effect in a window
     if deadline > ceiling + s.received_slack + band:  # beyond even the latest the receive may have set it
         return [rejected]
-    accepted = (accepted[0], rules + accepted[1], accepted[2], situations)  # the ceiling decided: its rules first
+    accepted = accepted._replace(rules=rules + accepted.rules, situations=situations)  # the ceiling decided first
     # docs/evidence.md row 'ceiling': 43200 right after the receive may already be refused by a second
     if model.late + v > ceiling - 1 - band:
         return [accepted, rejected]
@@ -436,28 +436,38 @@ def _ceiling_rules(model: Model, sent_at: float, s: MessageState, deadline: floa
     return tuple(rules), "counted from a later receive" if from_first else ""
 
 
-def _per_state(message: Message, outcomes_of) -> list[Outcome]:
+class PerState(NamedTuple):
+    """One answer permitted for one possible state of a message: the response, the rules it rests on, the state it
+    leaves the message in (None: as it was) and the situations it shows those rules in."""
+
+    response: object
+    rules: tuple[str, ...]
+    state: MessageState | None = None
+    situations: tuple[tuple[str, str], ...] = ()
+
+
+def _per_state(message: Message, outcomes_of: Callable[[MessageState], list[PerState]]) -> list[Outcome]:
     """Apply a per-state rule to every state the message may be in: one outcome per possibility. Observing a
     response narrows the message to the states that give it (Enumerated.check merges the matching ones)."""
     result = []
     for s in message.states:
         # A purge that spared in-flight messages shows only through their handles: a situation of its own.
         purged = situated((PURGE_ALL,), "purged in flight" if s.purged_in_flight else "")
-        for response, rules, new_state, *situations in outcomes_of(s):
-            effects = Effects(states={message.id: (new_state if new_state is not None else s,)})
+        for answer in outcomes_of(s):
+            effects = Effects(states={message.id: (answer.state if answer.state is not None else s,)})
             minted: frozenset[str] = frozenset()
+            response = answer.response
             if isinstance(response, ChangeOk) and response.receipt_handle:
                 minted = frozenset({response.receipt_handle})
                 effects.handles[response.receipt_handle] = HandleInfo(
                     message.id, s.queue, s.received_at if s.received_at is not None else 0.0)
-            result.append(Outcome(response, rules, effects, minted,
-                                  situations=(situations[0] if situations else ()) + purged))
+            result.append(Outcome(response, answer.rules, effects, minted, situations=answer.situations + purged))
     return result
 
 
 def _purged_handle(p: Profile, rules: tuple[str, ...] = (PURGE_ALL,)) -> list:
     """A handle whose message left the queue other than by a delete: rejecting it as invalid is permitted."""
-    return [(spec, rules, None) for spec in errors.malformed_handle("", with_text=False, dialect=p.error_dialect)]
+    return [PerState(spec, rules) for spec in errors.malformed_handle("", with_text=False, dialect=p.error_dialect)]
 
 
 # --- delete ---------------------------------------------------------------------------------------------
@@ -476,23 +486,23 @@ def _delete_outcomes(model: Model, queue_name: str, handle: str, now: float) -> 
     return _per_state(message, lambda s: _delete_state(model, s, handle, info, now))
 
 
-def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, now: float):
+def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, now: float) -> list[PerState]:
     p = model.profile
     if s.gone is not Gone.NO:
         if p.change_returns_new_handle:
-            return [(errors.smq_message_not_exist(), (SMQ_NEW_HANDLE,), None)]
+            return [PerState(errors.smq_message_not_exist(), (SMQ_NEW_HANDLE,))]
         if s.gone is Gone.PURGED:  # docs/evidence.md records a second delete, not a delete after a purge
-            return [(Ok(), (PURGE_ALL, DEL_IDEMPOTENT), None)] + _purged_handle(p)
-        return [(Ok(), (DEL_IDEMPOTENT,), None)]
+            return [PerState(Ok(), (PURGE_ALL, DEL_IDEMPOTENT))] + _purged_handle(p)
+        return [PerState(Ok(), (DEL_IDEMPOTENT,))]
     if s.queue != info.queue:  # redriven away: nothing records what its old handle gets, so permit either
-        return [(Ok(), (REDRIVE_DLQ, DEL_STALE), None)] + _purged_handle(p, (REDRIVE_DLQ,))
+        return [PerState(Ok(), (REDRIVE_DLQ, DEL_STALE))] + _purged_handle(p, (REDRIVE_DLQ,))
     current = s.receipt == handle
     return [result for in_flight in model.in_flight_when(s, now)
             for result in _delete_receipt(model, s, handle, info, current, in_flight, now)]
 
 
 def _delete_receipt(model: Model, s: MessageState, handle: str, info: HandleInfo, current: bool, in_flight: bool,
-                    now: float):
+                    now: float) -> list[PerState]:
     """A delete of a live message, once it is known whether the receipt is still in flight."""
     p = model.profile
 
@@ -500,21 +510,21 @@ def _delete_receipt(model: Model, s: MessageState, handle: str, info: HandleInfo
         return s.evolve(gone=Gone.DELETED, why=(rule_id, DEL_REMOVES), gone_at=now)
 
     if current and in_flight:
-        return [(Ok(), (DEL_REMOVES,), s.evolve(gone=Gone.DELETED, why=(DEL_REMOVES,), gone_at=now))]
+        return [PerState(Ok(), (DEL_REMOVES,), s.evolve(gone=Gone.DELETED, why=(DEL_REMOVES,), gone_at=now))]
     if p.change_returns_new_handle:
         rule = (SMQ_NEW_HANDLE,)
         if not current:
-            return [(errors.smq_message_not_exist(), rule, None)]
-        return [(errors.smq_message_not_exist(), rule, None), (Ok(), rule, deleted(SMQ_NEW_HANDLE))]
+            return [PerState(errors.smq_message_not_exist(), rule)]
+        return [PerState(errors.smq_message_not_exist(), rule), PerState(Ok(), rule, deleted(SMQ_NEW_HANDLE))]
     if p.fifo:
-        return [(errors.handle_expired(), (DEL_FIFO_EXPIRED,), None)]
+        return [PerState(errors.handle_expired(), (DEL_FIFO_EXPIRED,))]
     # A handle many hours old was once refused as expired (docs/evidence.md row 'delete-stale'): whether it
     # was its message's latest is not recorded, so past the 12-hour mark either kind of handle may be refused.
-    refused = [(errors.handle_expired(), (DEL_STALE,) if not current else (DEL_EXPIRED,), None)] \
+    refused = [PerState(errors.handle_expired(), (DEL_STALE,) if not current else (DEL_EXPIRED,))] \
         if now - info.received_at > (p.ceiling_seconds or 43200) else []
     if current:
-        return [(Ok(), (DEL_EXPIRED,), deleted(DEL_EXPIRED))] + refused
-    return [(Ok(), (DEL_STALE,), deleted(DEL_STALE)), (Ok(), (DEL_STALE,), None)] + refused
+        return [PerState(Ok(), (DEL_EXPIRED,), deleted(DEL_EXPIRED))] + refused
+    return [PerState(Ok(), (DEL_STALE,), deleted(DEL_STALE)), PerState(Ok(), (DEL_STALE,))] + refused
 
 
 # --- batches --------------------------------------------------------------------------------------------
