@@ -119,6 +119,7 @@ class AttributesExpectation:
     model: Model
     queue: Queue
     now: float
+    late: float  # the end of the window in which the request took effect
     rules: tuple[str, ...] = (ATTR_COUNTS,)
 
     def bounds(self) -> dict[str, tuple[int, int]]:
@@ -126,7 +127,7 @@ class AttributesExpectation:
         high = dict.fromkeys(COUNTS, 0)
         for message in self.model.messages_in(self.queue.name):
             kinds = {k for s in message.states
-                     for k in categories(s, self.queue.name, self.now, self.model.late, self.model.timing.tolerance)}
+                     for k in categories(s, self.queue.name, self.now, self.late, self.model.timing.tolerance)}
             for kind in kinds - {None}:
                 high[kind] += 1  # type: ignore[index]
             if len(kinds) == 1 and None not in kinds:

@@ -56,7 +56,6 @@ class Model:
     def __init__(self, profile: Profile | str, timing: Timing = EXACT) -> None:
         self.profile = profile if isinstance(profile, Profile) else get_profile(profile)
         self.timing = timing
-        self.early = self.late = 0.0  # the window in which the operation being judged takes effect
         self.queues: dict[str, Queue] = {}
         self.messages: dict[str, Message] = {}
         self.handles: dict[str, HandleInfo] = {}
@@ -85,16 +84,17 @@ class Model:
         return verdict
 
     def expect(self, op: Operation, now: float, completed_at: float | None = None) -> Expectation:
+        # The operation took effect somewhere in [now, late]: a window under windowed timing, an instant otherwise.
         windowed = self.timing.windowed and completed_at is not None and completed_at > now
-        self.early, self.late = now, (completed_at if windowed else now)  # type: ignore[assignment]
+        late: float = completed_at if windowed else now  # type: ignore[assignment]
         if isinstance(op, ReceiveMessage):
             from model.receive import expect_receive
 
-            return expect_receive(self, op, now, completed_at)
+            return expect_receive(self, op, now, late, completed_at)
         handler = _HANDLERS.get(type(op))
         if handler is None:
             raise ModelUsageError(f"the model has no operation {type(op).__name__}")
-        return handler(self, op, now)
+        return handler(self, op, now, late)
 
     def commit(self, outcome: Outcome) -> None:
         effects = outcome.effects
@@ -157,21 +157,16 @@ class Model:
 
     # --- helpers shared by the operations -------------------------------------------------------------------
 
-    def in_flight_when(self, s: MessageState, now: float) -> tuple[bool, ...]:
+    def in_flight_when(self, s: MessageState, now: float, late: float) -> tuple[bool, ...]:
         """Whether a receipt is still in flight when the operation takes effect: one answer, or both when the
-        operation's window (widened by the tolerance) straddles the deadline."""
+        operation's window [now, late] (widened by the tolerance) straddles the deadline."""
         if not self.timing.windowed:
             return (s.in_flight(now),)
         if s.gone is not Gone.NO or s.hidden is not Hidden.RECEIPT:
             return (False,)
         tolerance = self.timing.tolerance
         return tuple(answer for answer, possible in ((True, not s.surely_due(now, tolerance)),
-                                                     (False, s.may_be_due(self.late, tolerance))) if possible)
-
-    @property
-    def slack(self) -> float:
-        """How uncertain a deadline set by the operation being judged is (its window)."""
-        return self.late - self.early
+                                                     (False, s.may_be_due(late, tolerance))) if possible)
 
     def mint_handle(self) -> str:
         self._next_handle += 1
@@ -194,7 +189,7 @@ class Model:
 
 # --- queue lifecycle and attributes ----------------------------------------------------------------------
 
-def _create_queue(model: Model, op: CreateQueue, now: float) -> Expectation:
+def _create_queue(model: Model, op: CreateQueue, now: float, late: float) -> Expectation:
     if op.queue in model.queues:
         raise ModelUsageError(f"queue {op.queue!r} exists already")
     parsed = attributes.parse(model, op.attributes, creating=True)
@@ -205,7 +200,7 @@ def _create_queue(model: Model, op: CreateQueue, now: float) -> Expectation:
     return Enumerated([Outcome(Ok(), rules, Effects(queue_changes=(created,)))])
 
 
-def _set_attributes(model: Model, op: SetQueueAttributes, now: float) -> Expectation:
+def _set_attributes(model: Model, op: SetQueueAttributes, now: float, late: float) -> Expectation:
     model.queue(op.queue)
     parsed = attributes.parse(model, op.attributes, creating=False)
     if isinstance(parsed, Outcome):
@@ -229,13 +224,13 @@ def _set_attributes(model: Model, op: SetQueueAttributes, now: float) -> Expecta
     return Enumerated([Outcome(Ok(), rules + (VIS_RANGE,), Effects(states, queue_changes=(change,)))])
 
 
-def _get_attributes(model: Model, op: GetQueueAttributes, now: float) -> Expectation:
-    return attributes.AttributesExpectation(model, model.queue(op.queue), now)
+def _get_attributes(model: Model, op: GetQueueAttributes, now: float, late: float) -> Expectation:
+    return attributes.AttributesExpectation(model, model.queue(op.queue), now, late)
 
 
 # --- send ---------------------------------------------------------------------------------------------------
 
-def _send(model: Model, op: SendMessage, now: float) -> Expectation:
+def _send(model: Model, op: SendMessage, now: float, late: float) -> Expectation:
     queue = model.queue(op.queue)
     p = model.profile
     if queue.fifo:
@@ -269,7 +264,7 @@ def _send(model: Model, op: SendMessage, now: float) -> Expectation:
     message_id = f"msg-{model._next_message}"
     states = tuple(
         MessageState(queue=op.queue, visible_at=now + d, hidden=Hidden.DELAY if d else Hidden.NONE,
-                     why=(DELAY_HIDES,) if d else (), slack=model.slack)
+                     why=(DELAY_HIDES,) if d else (), slack=late - now)
         for d in delays
     )
     message = Message(message_id, op.body, model._next_seq, now, op.group_id, states)
@@ -280,18 +275,19 @@ def _send(model: Model, op: SendMessage, now: float) -> Expectation:
 
 # --- change visibility --------------------------------------------------------------------------------------
 
-def _change(model: Model, op: ChangeMessageVisibility, now: float) -> Expectation:
-    return Enumerated(_change_outcomes(model, op.queue, op.receipt_handle, op.visibility_timeout, now))
+def _change(model: Model, op: ChangeMessageVisibility, now: float, late: float) -> Expectation:
+    return Enumerated(_change_outcomes(model, op.queue, op.receipt_handle, op.visibility_timeout, now, late))
 
 
-def _change_outcomes(model: Model, queue_name: str, handle: str, value: object, now: float) -> list[Outcome]:
+def _change_outcomes(model: Model, queue_name: str, handle: str, value: object, now: float, late: float
+                     ) -> list[Outcome]:
     model.queue(queue_name)
     range_error = model._range_error(value)
     if range_error is not None:
         # Nothing records whether the value or the handle is checked first: a handle that would be refused
         # whatever the value may be refused instead.
         in_range = model.profile.visibility_min
-        refused = [o for o in _change_outcomes(model, queue_name, handle, in_range, now)
+        refused = [o for o in _change_outcomes(model, queue_name, handle, in_range, now, late)
                    if isinstance(o.response, ErrorSpec) and not any(r.startswith(VIS_CEILING) for r in o.rules)]
         return [Outcome(range_error, (VIS_RANGE,))] + refused
     v = float(value)  # type: ignore[arg-type]
@@ -299,11 +295,11 @@ def _change_outcomes(model: Model, queue_name: str, handle: str, value: object, 
     if info is None or info.queue != queue_name:
         locked = _lock_target(model, queue_name, handle)
         if locked is not None:
-            return _per_state(locked, lambda s: _lock(s, now, v, model.slack))
+            return _per_state(locked, lambda s: _lock(s, now, v, late - now))
         specs = errors.malformed_handle(handle, with_text=False, dialect=model.profile.error_dialect)
         return [Outcome(spec, (HANDLE_MALFORMED,)) for spec in specs]
     message = model.messages[info.message_id]
-    return _per_state(message, lambda s: _change_state(model, message, s, handle, info, now, v))
+    return _per_state(message, lambda s: _change_state(model, message, s, handle, info, now, late, v))
 
 
 def _lock_target(model: Model, queue_name: str, handle: str) -> Message | None:
@@ -323,7 +319,7 @@ def _lock(s: MessageState, now: float, v: float, slack: float) -> list[PerState]
 
 
 def _change_state(model: Model, message: Message, s: MessageState, handle: str, info: HandleInfo, now: float,
-                  v: float) -> list[PerState]:
+                  late: float, v: float) -> list[PerState]:
     """Outcomes of a change on one possible state of the message."""
     p = model.profile
     if not s.live_in(info.queue):
@@ -338,43 +334,44 @@ def _change_state(model: Model, message: Message, s: MessageState, handle: str, 
                 p, (REDRIVE_DLQ,))
         return [PerState(errors.not_available_for_change(), (CMV_DELETED,))]
     current = s.receipt == handle
-    return [result for in_flight in model.in_flight_when(s, now)
-            for result in _change_receipt(model, message, s, current, in_flight, now, v)]
+    return [result for in_flight in model.in_flight_when(s, now, late)
+            for result in _change_receipt(model, message, s, current, in_flight, now, late, v)]
 
 
 def _change_receipt(model: Model, message: Message, s: MessageState, current: bool, in_flight: bool, now: float,
-                    v: float) -> list[PerState]:
+                    late: float, v: float) -> list[PerState]:
     """A change of a live message's receipt, once it is known whether the receipt is still in flight."""
     p = model.profile
     if p.change_returns_new_handle:
         if not (current and in_flight):
             rule = SMQ_NEW_HANDLE if not current else SMQ_INVISIBLE_ONLY
             return [PerState(errors.smq_message_not_exist(), (rule,))]
-        return [_accepted(model, s, now, v, new_handle=True)]
+        return [_accepted(model, s, now, late, v, new_handle=True)]
     if in_flight and (current or p.stale_handles_work and not p.fifo):
-        accepted = _accepted(model, s, now, v)
+        accepted = _accepted(model, s, now, late, v)
         if not current:
             accepted = accepted._replace(rules=(CMV_STALE,) + accepted.rules)
-        return _ceiling_check(model, message, s, now, v, accepted)
+        return _ceiling_check(model, message, s, now, late, v, accepted)
     # Past the deadline, or a stale handle of an earlier receive: the hedged rows.
     rules: tuple[str, ...]
     if p.fifo:
         rules = (CMV_FIFO_EXPIRED,)
-        return [PerState(errors.handle_expired(), rules)] + _expired_accepts(model, message, s, now, v, rules)
+        return [PerState(errors.handle_expired(), rules)] + _expired_accepts(model, message, s, now, late, v, rules)
     rules = (CMV_EXPIRED,) if current else (CMV_STALE, CMV_EXPIRED)
-    return _expired_accepts(model, message, s, now, v, rules)
+    return _expired_accepts(model, message, s, now, late, v, rules)
 
 
-def _expired_accepts(model: Model, message: Message, s: MessageState, now: float, v: float,
+def _expired_accepts(model: Model, message: Message, s: MessageState, now: float, late: float, v: float,
                      rules: tuple[str, ...]) -> list[PerState]:
     """HTTP 200; the message may or may not be hidden again (docs/evidence.md row 'cmv-expired')."""
-    hidden = _accepted(model, s, now, v)
-    results = _ceiling_check(model, message, s, now, v, hidden._replace(rules=rules + hidden.rules))
+    hidden = _accepted(model, s, now, late, v)
+    results = _ceiling_check(model, message, s, now, late, v, hidden._replace(rules=rules + hidden.rules))
     results.append(PerState(ChangeOk(), rules, s))
     return results
 
 
-def _accepted(model: Model, s: MessageState, now: float, v: float, new_handle: bool = False) -> PerState:
+def _accepted(model: Model, s: MessageState, now: float, late: float, v: float, new_handle: bool = False
+              ) -> PerState:
     deadline = now + v
     why: tuple[str, ...]
     if v == 0:
@@ -383,7 +380,7 @@ def _accepted(model: Model, s: MessageState, now: float, v: float, new_handle: b
         why = (VIS_SHORTEN,)
     else:
         why = (VIS_EXTEND_NONADDITIVE,)
-    changes = dict(visible_at=deadline, hidden=Hidden.RECEIPT, changed_at=now, why=why, slack=model.slack)
+    changes = dict(visible_at=deadline, hidden=Hidden.RECEIPT, changed_at=now, why=why, slack=late - now)
     response: object = ChangeOk()
     if new_handle:
         handle = model.mint_handle()
@@ -393,8 +390,8 @@ def _accepted(model: Model, s: MessageState, now: float, v: float, new_handle: b
     return PerState(response, why, s.evolve(**changes))
 
 
-def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, v: float, accepted: PerState
-                   ) -> list[PerState]:
+def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, late: float, v: float,
+                   accepted: PerState) -> list[PerState]:
     """VIS-CEILING: reject, never clip, a deadline beyond the receive + 43200 s."""
     ceiling = model._ceiling(s)
     if ceiling is None:
@@ -408,7 +405,7 @@ def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, 
         return [rejected]
     accepted = accepted._replace(rules=rules + accepted.rules, situations=situations)  # the ceiling decided first
     # docs/evidence.md row 'ceiling': 43200 right after the receive may already be refused by a second
-    if model.late + v > ceiling - 1 - band:
+    if late + v > ceiling - 1 - band:
         return [accepted, rejected]
     return [accepted]
 
@@ -472,21 +469,22 @@ def _purged_handle(p: Profile, rules: tuple[str, ...] = (PURGE_ALL,)) -> list:
 
 # --- delete ---------------------------------------------------------------------------------------------
 
-def _delete(model: Model, op: DeleteMessage, now: float) -> Expectation:
-    return Enumerated(_delete_outcomes(model, op.queue, op.receipt_handle, now))
+def _delete(model: Model, op: DeleteMessage, now: float, late: float) -> Expectation:
+    return Enumerated(_delete_outcomes(model, op.queue, op.receipt_handle, now, late))
 
 
-def _delete_outcomes(model: Model, queue_name: str, handle: str, now: float) -> list[Outcome]:
+def _delete_outcomes(model: Model, queue_name: str, handle: str, now: float, late: float) -> list[Outcome]:
     model.queue(queue_name)
     info = model.handles.get(handle)
     if info is None or info.queue != queue_name:
         specs = errors.malformed_handle(handle, with_text=True, dialect=model.profile.error_dialect)
         return [Outcome(spec, (HANDLE_MALFORMED,)) for spec in specs]
     message = model.messages[info.message_id]
-    return _per_state(message, lambda s: _delete_state(model, s, handle, info, now))
+    return _per_state(message, lambda s: _delete_state(model, s, handle, info, now, late))
 
 
-def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, now: float) -> list[PerState]:
+def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, now: float, late: float
+                  ) -> list[PerState]:
     p = model.profile
     if s.gone is not Gone.NO:
         if p.change_returns_new_handle:
@@ -497,7 +495,7 @@ def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, 
     if s.queue != info.queue:  # redriven away: nothing records what its old handle gets, so permit either
         return [PerState(Ok(), (REDRIVE_DLQ, DEL_STALE))] + _purged_handle(p, (REDRIVE_DLQ,))
     current = s.receipt == handle
-    return [result for in_flight in model.in_flight_when(s, now)
+    return [result for in_flight in model.in_flight_when(s, now, late)
             for result in _delete_receipt(model, s, handle, info, current, in_flight, now)]
 
 
@@ -529,13 +527,13 @@ def _delete_receipt(model: Model, s: MessageState, handle: str, info: HandleInfo
 
 # --- batches --------------------------------------------------------------------------------------------
 
-def _change_batch(model: Model, op: ChangeMessageVisibilityBatch, now: float) -> Expectation:
+def _change_batch(model: Model, op: ChangeMessageVisibilityBatch, now: float, late: float) -> Expectation:
     return _batch(model, op.queue, op.entries, lambda e: _change_outcomes(
-        model, op.queue, e.receipt_handle, e.visibility_timeout, now))
+        model, op.queue, e.receipt_handle, e.visibility_timeout, now, late))
 
 
-def _delete_batch(model: Model, op: DeleteMessageBatch, now: float) -> Expectation:
-    return _batch(model, op.queue, op.entries, lambda e: _delete_outcomes(model, op.queue, e.receipt_handle, now))
+def _delete_batch(model: Model, op: DeleteMessageBatch, now: float, late: float) -> Expectation:
+    return _batch(model, op.queue, op.entries, lambda e: _delete_outcomes(model, op.queue, e.receipt_handle, now, late))
 
 
 def _batch(model: Model, queue: str, entries: tuple[ChangeEntry | DeleteEntry, ...], single) -> Expectation:
@@ -580,7 +578,7 @@ def _entries_in_any_order(model: Model, entries: tuple[ChangeEntry | DeleteEntry
 
 # --- purge and peek -------------------------------------------------------------------------------------------
 
-def _purge(model: Model, op: PurgeQueue, now: float) -> Expectation:
+def _purge(model: Model, op: PurgeQueue, now: float, late: float) -> Expectation:
     if not model.profile.has_purge:
         raise ModelUsageError(f"profile {model.profile.name} has no PurgeQueue")
     queue = model.queue(op.queue)
@@ -645,7 +643,7 @@ def _peeked(message: Message, s: MessageState) -> ReceivedMessage:
                            millis(s.first_receive_at) if s.first_receive_at is not None else None)
 
 
-def _peek(model: Model, op: PeekMessage, now: float) -> Expectation:
+def _peek(model: Model, op: PeekMessage, now: float, late: float) -> Expectation:
     if not model.profile.has_peek:
         raise ModelUsageError(f"profile {model.profile.name} has no peek")
     model.queue(op.queue)
@@ -667,7 +665,7 @@ def _error(spec: ErrorSpec, *rules: str) -> Enumerated:
     return Enumerated([Outcome(spec, rules)])
 
 
-_HANDLERS: dict[type, Callable[[Model, Any, float], Expectation]] = {
+_HANDLERS: dict[type, Callable[[Model, Any, float, float], Expectation]] = {
     CreateQueue: _create_queue,
     SetQueueAttributes: _set_attributes,
     GetQueueAttributes: _get_attributes,

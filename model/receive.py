@@ -31,8 +31,10 @@ if TYPE_CHECKING:
 LONG_POLL_SLACK = 0.01  # seconds a long poll on a virtual clock may answer after its moment (moto takes 1 ms)
 
 
-def expect_receive(model: Model, op: ReceiveMessage, now: float, completed_at: float | None = None
+def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, completed_at: float | None = None
                    ) -> Expectation:
+    """The receive took effect in [now, late] (an instant but under windowed timing); `completed_at` is when the
+    target answered, which judges a long poll even on an exact clock."""
     from model.core import ModelUsageError
 
     p = model.profile
@@ -79,7 +81,7 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, completed_at: f
 
     replay = _replay(model, queue, op.attempt_id, now) if p.fifo and op.attempt_id else None
     if model.timing.windowed:  # a real clock: the receive took effect somewhere in [invoke, complete]
-        at, late = now, model.late
+        at = now
     elif replay is not None:  # the earlier answer, given at once: a retry does not poll
         at = late = now
     else:
