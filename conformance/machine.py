@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 from collections.abc import Callable, Iterator
 
 from hypothesis import reject, strategies as st
@@ -21,7 +22,7 @@ from conformance.redelivery import EarlyReturns
 from conformance.session import Session, Step, Tallies
 from conformance.trace import TraceWriter
 from model import Divergence
-from model.profiles import PROFILES
+from model.profiles import PROFILES, Profile
 from model.rules import RCV_OVERRIDE, VIS_CEILING
 from model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteEntry, DeleteMessage,
@@ -111,338 +112,358 @@ class Run:
                        early=self.early.case(counted=not self.round_failed))
 
 
-def build_machine(run: Run) -> type[RuleBasedStateMachine]:
-    profile = PROFILES[run.profile]
-    fifo = profile.fifo
-    rule_ids = profile.rule_ids
-    real = run.clock_kind == "real"  # every wait is slept
-    polls_take_time = run.clock_kind != "virtual"  # a long poll lasts real seconds even under libfaketime
-    timeouts = REAL_TIMEOUTS if real else TIMEOUTS
-    advances = REAL_ADVANCES if real else FIXED_ADVANCES
+class VisibilityMachine(RuleBasedStateMachine):
+    """The machine of every run: `build_machine` binds it to a run (its target, profile, clock and shared state)."""
 
-    class VisibilityMachine(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.session = run.new_session()
-            self.session.final = current_build_context().is_final
-            self.handles: list[str] = []
-            self.last_receive: list[str] = []  # the handles the latest non-empty receive returned
-            self.queues = [MAIN]
-            self.sent = 0
-            self.attempted: ReceiveMessage | None = None  # the latest FIFO receive made with an attempt id
+    run: ClassVar[Run]
 
-        # --- doing and judging ----------------------------------------------------------------------------
+    @property
+    def profile(self) -> Profile:
+        return PROFILES[self.run.profile]
 
-        def do(self, op) -> Step:
-            try:
-                step = self.session.execute(op)
-            except Unsupported:
-                return None  # type: ignore[return-value]
-            run.steps += 1
-            for divergence in step.divergences:
-                if divergence.rule not in run.known:
-                    self.fail(divergence)
-            if step.ends_case:  # a known rule diverged this way: anything later would be a consequence
+    @property
+    def real(self) -> bool:  # every wait is slept
+        return self.run.clock_kind == "real"
+
+    @property
+    def polls_take_time(self) -> bool:  # a long poll lasts real seconds even under libfaketime
+        return self.run.clock_kind != "virtual"
+
+    @property
+    def timeouts(self) -> tuple[int, ...]:
+        return REAL_TIMEOUTS if self.real else TIMEOUTS
+
+    @property
+    def advances(self) -> tuple[float, ...]:
+        return REAL_ADVANCES if self.real else FIXED_ADVANCES
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session = self.run.new_session()
+        self.session.final = current_build_context().is_final
+        self.handles: list[str] = []
+        self.last_receive: list[str] = []  # the handles the latest non-empty receive returned
+        self.queues = [MAIN]
+        self.sent = 0
+        self.attempted: ReceiveMessage | None = None  # the latest FIFO receive made with an attempt id
+
+    # --- doing and judging ----------------------------------------------------------------------------
+
+    def do(self, op) -> Step:
+        try:
+            step = self.session.execute(op)
+        except Unsupported:
+            return None  # type: ignore[return-value]
+        self.run.steps += 1
+        for divergence in step.divergences:
+            if divergence.rule not in self.run.known:
+                self.fail(divergence)
+        if step.ends_case:  # a known rule diverged this way: anything later would be a consequence
+            reject()
+        response = step.verdict.outcome.response
+        if isinstance(response, ReceiveOk) and response.messages:
+            self.last_receive = [m.receipt_handle for m in response.messages if m.receipt_handle]
+            self.handles += self.last_receive
+        return step
+
+    def fail(self, divergence: Divergence) -> None:
+        self.run.round_failed = True
+        found = divergence_class(divergence.rule)(divergence, self.session)
+        earlier = self.run.seen.get(divergence.rule)
+        if earlier is None or len(found.steps) < len(earlier.steps):
+            self.run.seen[divergence.rule] = found
+        raise found
+
+    @property
+    def model(self):
+        return self.session.model
+
+    def pick_handle(self, data: st.DataObject) -> str:
+        if not self.handles or data.draw(st.integers(0, 9), label="garbage?") == 0:
+            # a message id is no receipt handle either (the suite sends the target's id for it)
+            ids = list(self.model.messages)[:1]
+            return data.draw(st.sampled_from(GARBAGE_HANDLES + tuple(ids)), label="handle")
+        recent = self.handles[-6:]
+        return data.draw(st.sampled_from(recent[::-1]), label="handle")
+
+    def room_under_ceiling(self, handle: str) -> float | None:
+        """Seconds from now to the 12-hour ceiling of the receive that issued `handle`; None for a handle the
+        model never issued."""
+        info = self.model.handles.get(handle)
+        return None if info is None else info.received_at + 43200 - self.session.now
+
+    def pick_timeout(self, data: st.DataObject, handle: str) -> int:
+        """A fixed value, or one aimed at the handle's 12-hour ceiling: the room left, and either side of it."""
+        choices = list(self.timeouts)
+        room = self.room_under_ceiling(handle)
+        if room is not None and room > 3 and VIS_CEILING in self.model.profile.rule_ids:
+            choices += [math.floor(room) + offset for offset in CEILING_OFFSETS]
+        return data.draw(st.sampled_from(choices), label="timeout")
+
+    # --- setting up -------------------------------------------------------------------------------------
+
+    @initialize(data=st.data())
+    def create_queues(self, data):
+        visibility = data.draw(st.sampled_from([self.profile.visibility_min, 1, 2, 5] if self.real else
+                                               [None, self.profile.visibility_min, 5, 30, 3600]), label="visibility")
+        redrive = data.draw(st.sampled_from([None, 1, 2, 3] if self.profile.has_redrive else [None]), label="redrive")
+        delay = data.draw(st.sampled_from([None, 0, 5] if self.profile.has_delay else [None]), label="delay")
+        dedup = data.draw(st.booleans(), label="content-based dedup")
+        # a queue's own long-poll wait, in effect for every receive that names none
+        wait = data.draw(st.sampled_from([None, None, None, 1] if self.profile.has_long_poll else [None]), label="wait")
+        base: dict[str, object] = {}
+        if self.profile.fifo:
+            base = {"FifoQueue": "true", "ContentBasedDeduplication": str(dedup).lower()}
+        attributes = dict(base)
+        if visibility is not None:
+            attributes["VisibilityTimeout"] = visibility
+        if delay is not None:
+            attributes["DelaySeconds"] = delay
+        if wait is not None:
+            attributes["ReceiveMessageWaitTimeSeconds"] = wait
+        # A target without some queue feature (an in-house queue without redrive, say) answers such a
+        # creation `Unsupported`: the case is not one it can be checked on.
+        if redrive is not None:
+            if self.do(CreateQueue(DEAD_LETTER, dict(base))) is None:
                 reject()
-            response = step.verdict.outcome.response
-            if isinstance(response, ReceiveOk) and response.messages:
-                self.last_receive = [m.receipt_handle for m in response.messages if m.receipt_handle]
-                self.handles += self.last_receive
-            return step
+            attributes["RedrivePolicy"] = {"deadLetterTargetQueue": DEAD_LETTER, "maxReceiveCount": redrive}
+            self.queues.append(DEAD_LETTER)
+        if self.do(CreateQueue(MAIN, attributes)) is None:
+            reject()
 
-        def fail(self, divergence: Divergence) -> None:
-            run.round_failed = True
-            found = divergence_class(divergence.rule)(divergence, self.session)
-            earlier = run.seen.get(divergence.rule)
-            if earlier is None or len(found.steps) < len(earlier.steps):
-                run.seen[divergence.rule] = found
-            raise found
+    # --- messages ------------------------------------------------------------------------------------
 
-        @property
-        def model(self):
-            return self.session.model
+    @rule(data=st.data())
+    def send(self, data):
+        self.sent += 1
+        body = f"m{self.sent}"
+        if self.profile.fifo:
+            dedup = data.draw(st.sampled_from([None, None, "d1", "d2"]), label="dedup id")
+            if dedup is None and not self.model.queues[MAIN].content_based_dedup:
+                dedup = f"u{self.sent}"
+            fault = data.draw(st.sampled_from([None] * 8 + ["no group", "delay"]), label="send fault")
+            group = None if fault == "no group" else data.draw(st.sampled_from(["g1", "g1", "g2"]), label="group")
+            self.do(SendMessage(MAIN, body, group_id=group, dedup_id=dedup,
+                                delay_seconds=5 if fault == "delay" else None))
+        elif self.profile.has_delay:
+            delay = data.draw(st.sampled_from([None, None, 0, 1, 10, 901, -1, 900]), label="delay")
+            self.do(SendMessage(MAIN, body, delay_seconds=delay))
+        else:
+            self.do(SendMessage(MAIN, body))
 
-        def pick_handle(self, data: st.DataObject) -> str:
-            if not self.handles or data.draw(st.integers(0, 9), label="garbage?") == 0:
-                # a message id is no receipt handle either (the suite sends the target's id for it)
-                ids = list(self.model.messages)[:1]
-                return data.draw(st.sampled_from(GARBAGE_HANDLES + tuple(ids)), label="handle")
-            recent = self.handles[-6:]
-            return data.draw(st.sampled_from(recent[::-1]), label="handle")
+    def send_plain(self, group: str | None = None) -> None:
+        """A message with nothing but a body (and a dedup id of its own on FIFO): what every queue accepts."""
+        self.sent += 1
+        dedup = f"u{self.sent}" if self.profile.fifo else None
+        self.do(SendMessage(MAIN, f"m{self.sent}", group_id=group, dedup_id=dedup))
 
-        def room_under_ceiling(self, handle: str) -> float | None:
-            """Seconds from now to the 12-hour ceiling of the receive that issued `handle`; None for a handle the
-            model never issued."""
-            info = self.model.handles.get(handle)
-            return None if info is None else info.received_at + 43200 - self.session.now
+    @precondition(lambda self: self.profile.fifo)
+    @rule(data=st.data())
+    def send_in_order(self, data):  # FIFO: a producer's ordered run in one group, what locks and prefixes act on
+        for _ in range(data.draw(st.sampled_from([2, 3]), label="in order")):
+            self.send_plain("g1")
 
-        def pick_timeout(self, data: st.DataObject, handle: str) -> int:
-            """A fixed value, or one aimed at the handle's 12-hour ceiling: the room left, and either side of it."""
-            choices = list(timeouts)
-            room = self.room_under_ceiling(handle)
-            if room is not None and room > 3 and VIS_CEILING in self.model.profile.rule_ids:
-                choices += [math.floor(room) + offset for offset in CEILING_OFFSETS]
-            return data.draw(st.sampled_from(choices), label="timeout")
+    @precondition(lambda self: self.profile.validates_receive_params)
+    @rule()
+    def receive_fewer_than_sent(self):  # where MaxNumberOfMessages bites: more receivable than asked for
+        for group in ("g1", "g2") if self.profile.fifo else (None, None):
+            self.send_plain(group)
+        self.do(ReceiveMessage(MAIN, max_messages=1))
 
-        # --- setting up -------------------------------------------------------------------------------------
+    @rule(data=st.data())
+    def receive(self, data):
+        queue = data.draw(st.sampled_from(self.queues + [MAIN, MAIN]), label="queue")
+        kw = {}
+        if self.profile.validates_receive_params:
+            kw["max_messages"] = data.draw(st.sampled_from([10] * 6 + [None, 1, 2, 0, 11, -1]), label="max")
+        if RCV_OVERRIDE in self.profile.rule_ids:
+            kw["visibility_timeout"] = data.draw(st.sampled_from((None,) * 12 + self.timeouts), label="override")
+        if self.profile.has_long_poll:
+            waits = [1] * 6 + ([2, 3, 0, None, 21, -1] if self.polls_take_time else [5, 20, 0, None, 21, -1])
+            kw["wait_time_seconds"] = data.draw(st.sampled_from(waits), label="wait")
+        if self.profile.fifo:
+            kw["attempt_id"] = data.draw(st.sampled_from([None, None, "a1", "a2"]), label="attempt id")
+        op = ReceiveMessage(queue, **kw)
+        if op.attempt_id:
+            self.attempted = op
+        self.do(op)
 
-        @initialize(visibility=st.sampled_from([profile.visibility_min, 1, 2, 5] if real else
-                                               [None, profile.visibility_min, 5, 30, 3600]),
-                    redrive=st.sampled_from([None, 1, 2, 3] if profile.has_redrive else [None]),
-                    delay=st.sampled_from([None, 0, 5] if profile.has_delay else [None]), dedup=st.booleans(),
-                    # a queue's own long-poll wait, in effect for every receive that names none
-                    wait=st.sampled_from([None, None, None, 1] if profile.has_long_poll else [None]))
-        def create_queues(self, visibility, redrive, delay, dedup, wait):
-            base: dict[str, object] = {}
-            if fifo:
-                base = {"FifoQueue": "true", "ContentBasedDeduplication": str(dedup).lower()}
-            attributes = dict(base)
-            if visibility is not None:
-                attributes["VisibilityTimeout"] = visibility
-            if delay is not None:
-                attributes["DelaySeconds"] = delay
-            if wait is not None:
-                attributes["ReceiveMessageWaitTimeSeconds"] = wait
-            # A target without some queue feature (an in-house queue without redrive, say) answers such a
-            # creation `Unsupported`: the case is not one it can be checked on.
-            if redrive is not None:
-                if self.do(CreateQueue(DEAD_LETTER, dict(base))) is None:
-                    reject()
-                attributes["RedrivePolicy"] = {"deadLetterTargetQueue": DEAD_LETTER, "maxReceiveCount": redrive}
-                self.queues.append(DEAD_LETTER)
-            if self.do(CreateQueue(MAIN, attributes)) is None:
-                reject()
+    @precondition(lambda self: self.attempted is not None)
+    @rule()
+    def retry_receive(self):  # FIFO: a client retrying a receive whose answer it lost, same attempt id
+        self.do(self.attempted)
 
-        # --- messages ------------------------------------------------------------------------------------
+    @rule(data=st.data())
+    def receive_again(self, data):  # receives drive everything else: give them twice the weight
+        self.receive(data)
 
-        @rule(data=st.data())
-        def send(self, data):
-            self.sent += 1
-            body = f"m{self.sent}"
-            if fifo:
-                dedup = data.draw(st.sampled_from([None, None, "d1", "d2"]), label="dedup id")
-                if dedup is None and not self.model.queues[MAIN].content_based_dedup:
-                    dedup = f"u{self.sent}"
-                fault = data.draw(st.sampled_from([None] * 8 + ["no group", "delay"]), label="send fault")
-                group = None if fault == "no group" else data.draw(st.sampled_from(["g1", "g1", "g2"]), label="group")
-                self.do(SendMessage(MAIN, body, group_id=group, dedup_id=dedup,
-                                    delay_seconds=5 if fault == "delay" else None))
-            elif profile.has_delay:
-                delay = data.draw(st.sampled_from([None, None, 0, 1, 10, 901, -1, 900]), label="delay")
-                self.do(SendMessage(MAIN, body, delay_seconds=delay))
-            else:
-                self.do(SendMessage(MAIN, body))
+    @rule(data=st.data())
+    def change(self, data):
+        handle = self.pick_handle(data)
+        self.do(ChangeMessageVisibility(MAIN, handle, self.pick_timeout(data, handle)))
 
-        def send_plain(self, group: str | None = None) -> None:
-            """A message with nothing but a body (and a dedup id of its own on FIFO): what every queue accepts."""
-            self.sent += 1
-            self.do(SendMessage(MAIN, f"m{self.sent}", group_id=group, dedup_id=f"u{self.sent}" if fifo else None))
+    @precondition(lambda self: self.handles)
+    @rule(data=st.data())
+    def change_latest(self, data):  # a current receipt: the path most rules sit on
+        handle = data.draw(st.sampled_from(self.handles[-3:][::-1]), label="recent handle")
+        self.do(ChangeMessageVisibility(MAIN, handle, self.pick_timeout(data, handle)))
 
-        @precondition(lambda self: fifo)
-        @rule(data=st.data())
-        def send_in_order(self, data):  # FIFO: a producer's ordered run in one group, what locks and prefixes act on
-            for _ in range(data.draw(st.sampled_from([2, 3]), label="in order")):
-                self.send_plain("g1")
+    @precondition(lambda self: self.handles)
+    @rule(data=st.data())
+    def change_at_ceiling(self, data):  # the room left under the 12-hour ceiling, and either side of it
+        handle = self.handles[-1]
+        room = self.room_under_ceiling(handle)
+        room = 43200 if room is None else room
+        offset = data.draw(st.sampled_from(CEILING_OFFSETS), label="past the room")
+        self.do(ChangeMessageVisibility(MAIN, handle, max(0, math.floor(room)) + offset))
 
-        @precondition(lambda self: profile.validates_receive_params)
-        @rule()
-        def receive_fewer_than_sent(self):  # where MaxNumberOfMessages bites: more receivable than asked for
-            for group in ("g1", "g2") if fifo else (None, None):
-                self.send_plain(group)
-            self.do(ReceiveMessage(MAIN, max_messages=1))
+    @precondition(lambda self: self.handles)
+    @rule(data=st.data())
+    def heartbeat(self, data):  # seed 002: keep extending while working, then try past the 12-hour ceiling
+        handle = self.handles[-1]
+        for _ in range(data.draw(st.integers(1, 3), label="beats")):
+            deadlines = [r.deadline for r in self.model.receipts(MAIN, self.session.now) if r.handle == handle]
+            if not deadlines:
+                break
+            self.session.advance(round(max(0.0, deadlines[0] - self.session.now) / 2, 6))  # beat halfway
+            self.do(ChangeMessageVisibility(MAIN, handle, 120))
+        if data.draw(st.booleans(), label="then past the ceiling?"):
+            self.change_at_ceiling(data)
 
-        @rule(data=st.data())
-        def receive(self, data):
-            queue = data.draw(st.sampled_from(self.queues + [MAIN, MAIN]), label="queue")
-            kw = {}
-            if profile.validates_receive_params:
-                kw["max_messages"] = data.draw(st.sampled_from([10] * 6 + [None, 1, 2, 0, 11, -1]), label="max")
-            if RCV_OVERRIDE in rule_ids:
-                kw["visibility_timeout"] = data.draw(st.sampled_from((None,) * 12 + timeouts), label="override")
-            if profile.has_long_poll:
-                waits = [1] * 6 + ([2, 3, 0, None, 21, -1] if polls_take_time else [5, 20, 0, None, 21, -1])
-                kw["wait_time_seconds"] = data.draw(st.sampled_from(waits), label="wait")
-            if fifo:
-                kw["attempt_id"] = data.draw(st.sampled_from([None, None, "a1", "a2"]), label="attempt id")
-            op = ReceiveMessage(queue, **kw)
-            if op.attempt_id:
-                self.attempted = op
-            self.do(op)
+    def deadline_of(self, handle: str) -> float | None:
+        deadlines = [r.deadline for q in self.queues for r in self.model.receipts(q, self.session.now)
+                     if r.handle == handle]
+        return max(deadlines) if deadlines else None
 
-        @precondition(lambda self: self.attempted is not None)
-        @rule()
-        def retry_receive(self):  # FIFO: a client retrying a receive whose answer it lost, same attempt id
-            self.do(self.attempted)
+    def pass_deadline_and_receive(self, handle: str, data) -> None:
+        deadline = self.deadline_of(handle)
+        if deadline is not None:
+            self.session.advance(round(deadline - self.session.now + 0.001, 6))
+        self.do(ReceiveMessage(data.draw(st.sampled_from(self.queues), label="queue"), **self.plain_receive()))
 
-        @rule(data=st.data())
-        def receive_again(self, data):  # receives drive everything else: give them twice the weight
-            self.receive(data)
+    def plain_receive(self) -> dict:
+        kw = {"max_messages": 10} if self.profile.validates_receive_params else {}
+        return kw | ({"wait_time_seconds": 1} if self.profile.has_long_poll else {})
 
-        @rule(data=st.data())
-        def change(self, data):
-            handle = self.pick_handle(data)
-            self.do(ChangeMessageVisibility(MAIN, handle, self.pick_timeout(data, handle)))
+    @precondition(lambda self: self.handles)
+    @rule(data=st.data())
+    def redeliver(self, data):  # maybe change the latest receipt, let its deadline pass, receive again
+        handle = self.handles[-1]
+        if data.draw(st.booleans(), label="change it first?"):
+            self.do(ChangeMessageVisibility(MAIN, handle, data.draw(st.sampled_from([0, 1, 5, 60]), label="to")))
+        self.pass_deadline_and_receive(handle, data)
 
-        @precondition(lambda self: self.handles)
-        @rule(data=st.data())
-        def change_latest(self, data):  # a current receipt: the path most rules sit on
-            handle = data.draw(st.sampled_from(self.handles[-3:][::-1]), label="recent handle")
-            self.do(ChangeMessageVisibility(MAIN, handle, self.pick_timeout(data, handle)))
+    @precondition(lambda self: len(self.last_receive) > 1)
+    @rule(data=st.data())
+    def split_joint_receive(self, data):  # keep one of several messages received together hidden
+        # Hiding one with others behind it is what shows a FIFO group's visible prefix stop at it.
+        kept = data.draw(st.sampled_from(self.last_receive[1:]), label="kept hidden")
+        self.do(ChangeMessageVisibility(MAIN, kept, 600))
+        self.pass_deadline_and_receive(self.last_receive[0], data)
 
-        @precondition(lambda self: self.handles)
-        @rule(data=st.data())
-        def change_at_ceiling(self, data):  # the room left under the 12-hour ceiling, and either side of it
-            handle = self.handles[-1]
-            room = self.room_under_ceiling(handle)
-            room = 43200 if room is None else room
-            offset = data.draw(st.sampled_from(CEILING_OFFSETS), label="past the room")
-            self.do(ChangeMessageVisibility(MAIN, handle, max(0, math.floor(room)) + offset))
+    @precondition(lambda self: len(self.handles) > 1)
+    @rule(data=st.data())
+    def change_stale(self, data):
+        handle = data.draw(st.sampled_from(self.handles[:-1]), label="older handle")
+        self.do(ChangeMessageVisibility(MAIN, handle, data.draw(st.sampled_from(self.timeouts), label="timeout")))
 
-        @precondition(lambda self: self.handles)
-        @rule(data=st.data())
-        def heartbeat(self, data):  # seed 002: keep extending while working, then try past the 12-hour ceiling
-            handle = self.handles[-1]
-            for _ in range(data.draw(st.integers(1, 3), label="beats")):
-                deadlines = [r.deadline for r in self.model.receipts(MAIN, self.session.now) if r.handle == handle]
-                if not deadlines:
-                    break
-                self.session.advance(round(max(0.0, deadlines[0] - self.session.now) / 2, 6))  # beat halfway
-                self.do(ChangeMessageVisibility(MAIN, handle, 120))
-            if data.draw(st.booleans(), label="then past the ceiling?"):
-                self.change_at_ceiling(data)
+    @rule(data=st.data())
+    def delete(self, data):
+        self.do(DeleteMessage(MAIN, self.pick_handle(data)))
 
-        def deadline_of(self, handle: str) -> float | None:
-            deadlines = [r.deadline for q in self.queues for r in self.model.receipts(q, self.session.now)
-                         if r.handle == handle]
-            return max(deadlines) if deadlines else None
+    @precondition(lambda self: len(self.handles) > 1)
+    @rule(data=st.data())
+    def delete_stale(self, data):  # a handle from an earlier receive of a message received since
+        self.do(DeleteMessage(MAIN, data.draw(st.sampled_from(self.handles[:-1]), label="older handle")))
 
-        def pass_deadline_and_receive(self, handle: str, data) -> None:
-            deadline = self.deadline_of(handle)
-            if deadline is not None:
-                self.session.advance(round(deadline - self.session.now + 0.001, 6))
-            self.do(ReceiveMessage(data.draw(st.sampled_from(self.queues), label="queue"), **self.plain_receive()))
+    @precondition(lambda self: self.profile.has_batches)
+    @rule(data=st.data())
+    def change_batch(self, data):
+        entries = [ChangeEntry(i, h, self.pick_timeout(data, h)) for i, h in self.batch(data)]
+        self.do(ChangeMessageVisibilityBatch(MAIN, tuple(entries)))
 
-        def plain_receive(self) -> dict:
-            kw = {"max_messages": 10} if profile.validates_receive_params else {}
-            return kw | ({"wait_time_seconds": 1} if profile.has_long_poll else {})
+    @precondition(lambda self: self.profile.has_batches)
+    @rule(data=st.data())
+    def delete_batch(self, data):
+        self.do(DeleteMessageBatch(MAIN, tuple(DeleteEntry(i, h) for i, h in self.batch(data))))
 
-        @precondition(lambda self: self.handles)
-        @rule(data=st.data())
-        def redeliver(self, data):  # maybe change the latest receipt, let its deadline pass, receive again
-            handle = self.handles[-1]
-            if data.draw(st.booleans(), label="change it first?"):
-                self.do(ChangeMessageVisibility(MAIN, handle, data.draw(st.sampled_from([0, 1, 5, 60]), label="to")))
-            self.pass_deadline_and_receive(handle, data)
+    def batch(self, data) -> list[tuple[str, str]]:
+        size = data.draw(st.sampled_from([1, 2, 2, 3, 0, 11, 10]), label="entries")  # both edges of 1..10
+        ids = [f"e{i}" for i in range(size)]
+        fault = data.draw(st.sampled_from([None] * 4 + ["bad id", "same id"]), label="id fault")
+        if ids and fault == "bad id":
+            ids[0] = "bad id!"
+        elif len(ids) > 1 and fault == "same id":
+            ids[1] = ids[0]
+        return [(i, self.pick_handle(data)) for i in ids]
 
-        @precondition(lambda self: len(self.last_receive) > 1)
-        @rule(data=st.data())
-        def split_joint_receive(self, data):  # keep one of several messages received together hidden
-            # Hiding one with others behind it is what shows a FIFO group's visible prefix stop at it.
-            kept = data.draw(st.sampled_from(self.last_receive[1:]), label="kept hidden")
-            self.do(ChangeMessageVisibility(MAIN, kept, 600))
-            self.pass_deadline_and_receive(self.last_receive[0], data)
+    # --- time ----------------------------------------------------------------------------------------------
 
-        @precondition(lambda self: len(self.handles) > 1)
-        @rule(data=st.data())
-        def change_stale(self, data):
-            handle = data.draw(st.sampled_from(self.handles[:-1]), label="older handle")
-            self.do(ChangeMessageVisibility(MAIN, handle, data.draw(st.sampled_from(timeouts), label="timeout")))
+    @rule(data=st.data())
+    def advance(self, data):
+        now = self.session.now
+        edges = [t for q in self.queues for t in self.model.edges(q, now)]
+        if edges and data.draw(st.booleans(), label="aim at an edge?"):
+            edge = data.draw(st.sampled_from(sorted(set(edges))[:6]), label="edge")
+            seconds = max(0.0, edge + data.draw(st.sampled_from(EDGE_OFFSETS), label="offset") - now)
+        else:
+            seconds = data.draw(st.sampled_from(self.advances), label="seconds")
+        self.session.advance(round(seconds, 6))
 
-        @rule(data=st.data())
-        def delete(self, data):
-            self.do(DeleteMessage(MAIN, self.pick_handle(data)))
+    @precondition(lambda self: self.sent > 0)
+    @rule(data=st.data())
+    def let_messages_wait(self, data):  # time spent in the queue before a first receive must not count
+        waits = [1.5] if self.real else [1.5, 100, 5000]
+        self.session.advance(data.draw(st.sampled_from(waits), label="wait in queue"))
 
-        @precondition(lambda self: len(self.handles) > 1)
-        @rule(data=st.data())
-        def delete_stale(self, data):  # a handle from an earlier receive of a message received since
-            self.do(DeleteMessage(MAIN, data.draw(st.sampled_from(self.handles[:-1]), label="older handle")))
+    @precondition(lambda self: self.handles)
+    @rule(data=st.data())
+    def advance_to_edge(self, data):
+        now = self.session.now
+        edges = [t for q in self.queues for t in self.model.edges(q, now)]
+        if edges:
+            edge = data.draw(st.sampled_from(sorted(set(edges))[:4]), label="edge")
+            offset = data.draw(st.sampled_from(EDGE_OFFSETS), label="offset")
+            self.session.advance(round(max(0.0, edge + offset - now), 6))
 
-        @precondition(lambda self: profile.has_batches)
-        @rule(data=st.data())
-        def change_batch(self, data):
-            entries = [ChangeEntry(i, h, self.pick_timeout(data, h)) for i, h in self.batch(data)]
-            self.do(ChangeMessageVisibilityBatch(MAIN, tuple(entries)))
+    # --- the queue -------------------------------------------------------------------------------------------
 
-        @precondition(lambda self: profile.has_batches)
-        @rule(data=st.data())
-        def delete_batch(self, data):
-            self.do(DeleteMessageBatch(MAIN, tuple(DeleteEntry(i, h) for i, h in self.batch(data))))
+    @rule(data=st.data())
+    def set_attributes(self, data):
+        attributes = [("VisibilityTimeout", (0, 1, 5, 30, 60, 43200, 43201, -1))]
+        attributes += [("DelaySeconds", (0, 5, 901))] if self.profile.has_delay else []
+        attributes += [("ReceiveMessageWaitTimeSeconds", (0, 2, 21))] if self.profile.has_long_poll else []
+        name, values = data.draw(st.sampled_from(attributes), label="attribute")
+        self.do(SetQueueAttributes(MAIN, {name: data.draw(st.sampled_from(values), label="value")}))
 
-        def batch(self, data) -> list[tuple[str, str]]:
-            size = data.draw(st.sampled_from([1, 2, 2, 3, 0, 11, 10]), label="entries")  # both edges of 1..10
-            ids = [f"e{i}" for i in range(size)]
-            fault = data.draw(st.sampled_from([None] * 4 + ["bad id", "same id"]), label="id fault")
-            if ids and fault == "bad id":
-                ids[0] = "bad id!"
-            elif len(ids) > 1 and fault == "same id":
-                ids[1] = ids[0]
-            return [(i, self.pick_handle(data)) for i in ids]
+    @precondition(lambda self: self.handles)
+    @rule(data=st.data())
+    def retime_in_flight(self, data):  # a new queue timeout while a message is in flight, then a receive
+        timeout = data.draw(st.sampled_from((0, 1, 5, 60)), label="queue timeout")
+        self.do(SetQueueAttributes(MAIN, {"VisibilityTimeout": timeout}))
+        self.do(ReceiveMessage(MAIN, **self.plain_receive()))
 
-        # --- time ----------------------------------------------------------------------------------------------
+    @rule()
+    def get_attributes(self):
+        self.do(GetQueueAttributes(MAIN))
 
-        @rule(data=st.data())
-        def advance(self, data):
-            now = self.session.now
-            edges = [t for q in self.queues for t in self.model.edges(q, now)]
-            if edges and data.draw(st.booleans(), label="aim at an edge?"):
-                edge = data.draw(st.sampled_from(sorted(set(edges))[:6]), label="edge")
-                seconds = max(0.0, edge + data.draw(st.sampled_from(EDGE_OFFSETS), label="offset") - now)
-            else:
-                seconds = data.draw(st.sampled_from(advances), label="seconds")
-            self.session.advance(round(seconds, 6))
+    @precondition(lambda self: self.sent > 0 and self.profile.has_purge)
+    @rule()
+    def purge(self):
+        self.do(PurgeQueue(MAIN))
 
-        @precondition(lambda self: self.sent > 0)
-        @rule(data=st.data())
-        def let_messages_wait(self, data):  # time spent in the queue before a first receive must not count
-            waits = [1.5] if real else [1.5, 100, 5000]
-            self.session.advance(data.draw(st.sampled_from(waits), label="wait in queue"))
+    @precondition(lambda self: self.profile.has_peek)
+    @rule(data=st.data())
+    def peek(self, data):
+        self.do(PeekMessage(MAIN, data.draw(st.sampled_from([1, 10]), label="max")))
 
-        @precondition(lambda self: self.handles)
-        @rule(data=st.data())
-        def advance_to_edge(self, data):
-            now = self.session.now
-            edges = [t for q in self.queues for t in self.model.edges(q, now)]
-            if edges:
-                edge = data.draw(st.sampled_from(sorted(set(edges))[:4]), label="edge")
-                offset = data.draw(st.sampled_from(EDGE_OFFSETS), label="offset")
-                self.session.advance(round(max(0.0, edge + offset - now), 6))
+    @precondition(lambda self: self.sent > 0 and self.profile.lock_unreceived)
+    @rule(data=st.data())
+    def lock_unreceived(self, data):  # sqs-2008: a change on a message never received locks it
+        message_id = data.draw(st.sampled_from(sorted(self.model.messages)), label="message")
+        self.do(ChangeMessageVisibility(MAIN, message_id, data.draw(st.sampled_from(self.timeouts), label="lock")))
 
-        # --- the queue -------------------------------------------------------------------------------------------
 
-        @rule(data=st.data())
-        def set_attributes(self, data):
-            attributes = [("VisibilityTimeout", (0, 1, 5, 30, 60, 43200, 43201, -1))]
-            attributes += [("DelaySeconds", (0, 5, 901))] if profile.has_delay else []
-            attributes += [("ReceiveMessageWaitTimeSeconds", (0, 2, 21))] if profile.has_long_poll else []
-            name, values = data.draw(st.sampled_from(attributes), label="attribute")
-            self.do(SetQueueAttributes(MAIN, {name: data.draw(st.sampled_from(values), label="value")}))
-
-        @precondition(lambda self: self.handles)
-        @rule(data=st.data())
-        def retime_in_flight(self, data):  # a new queue timeout while a message is in flight, then a receive
-            timeout = data.draw(st.sampled_from((0, 1, 5, 60)), label="queue timeout")
-            self.do(SetQueueAttributes(MAIN, {"VisibilityTimeout": timeout}))
-            self.do(ReceiveMessage(MAIN, **self.plain_receive()))
-
-        @rule()
-        def get_attributes(self):
-            self.do(GetQueueAttributes(MAIN))
-
-        @precondition(lambda self: self.sent > 0 and profile.has_purge)
-        @rule()
-        def purge(self):
-            self.do(PurgeQueue(MAIN))
-
-        @precondition(lambda self: profile.has_peek)
-        @rule(data=st.data())
-        def peek(self, data):
-            self.do(PeekMessage(MAIN, data.draw(st.sampled_from([1, 10]), label="max")))
-
-        @precondition(lambda self: self.sent > 0 and profile.lock_unreceived)
-        @rule(data=st.data())
-        def lock_unreceived(self, data):  # sqs-2008: a change on a message never received locks it
-            message_id = data.draw(st.sampled_from(sorted(self.model.messages)), label="message")
-            self.do(ChangeMessageVisibility(MAIN, message_id, data.draw(st.sampled_from(timeouts), label="lock")))
-
-    VisibilityMachine.__name__ = f"VisibilityMachine_{run.profile.replace('-', '_')}"
-    return VisibilityMachine
+def build_machine(run: Run) -> type[VisibilityMachine]:
+    """The machine bound to `run`: a subclass per run, since Hypothesis builds each machine from its class."""
+    return type(f"VisibilityMachine_{run.profile.replace('-', '_')}", (VisibilityMachine,), {"run": run})
