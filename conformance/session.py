@@ -12,7 +12,7 @@ from conformance.redelivery import CaseEarlyReturns
 from conformance.trace import SCHEMA_VERSION, TraceWriter, encode
 from conformance.translate import IdMap
 from model import Divergence, Model
-from model.core import ModelUsageError
+from model.usage import ModelUsageError
 from model.outcomes import Verdict
 from model.state import Hidden, Timing
 from model.values import ChangeOk, CreateQueue, Operation, PeekOk, ReceiveOk, Response, Unknown

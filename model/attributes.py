@@ -10,6 +10,7 @@ from model import errors
 from model.outcomes import Divergence, Effects, Outcome, Verdict, describe
 from model.rules import ATTR_COUNTS, QATTR_LATER_RECEIVES, REDRIVE_DLQ, VIS_DEFAULT
 from model.state import Hidden, Queue, Redrive, Setting
+from model.usage import ModelUsageError
 from model.validation import as_int, attribute_ranges, is_int_in
 from model.values import AttributesOk, ErrorSpec, Response
 
@@ -26,8 +27,6 @@ SETTINGS = ("VisibilityTimeout", "DelaySeconds", "ReceiveMessageWaitTimeSeconds"
 
 def parse(model: Model, raw: dict[str, object], *, creating: bool) -> dict[str, object] | Outcome:
     """The attributes as values, or the error outcome of the first invalid one."""
-    from model.core import ModelUsageError
-
     p = model.profile
     parsed: dict[str, object] = {}
     ranges = attribute_ranges(p)
@@ -72,8 +71,6 @@ def _policy(value: object) -> dict:
 
 
 def _redrive(model: Model, value: object) -> Redrive | ErrorSpec | None:
-    from model.core import ModelUsageError
-
     if value is None or value == "":
         return None
     policy = _policy(value)

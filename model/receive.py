@@ -14,14 +14,43 @@ from typing import TYPE_CHECKING
 from model import errors
 from model.outcomes import Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, describe, situated
 from model.rules import (
-    DEL_REMOVES, FIFO_ATTEMPT_ID, FIFO_GROUP_LOCK, FIFO_ORDER, FIFO_VISIBLE_PREFIX, INFLIGHT_QUOTA, LOCK_NOT_REMEMBERED,
-    QATTR_LATER_RECEIVES, RCV_AT_LEAST_ONCE, RCV_COUNT, RCV_FIRST_TIMESTAMP, RCV_HIDE, RCV_INTEGRITY, RCV_LONG_POLL,
-    RCV_MAX_MESSAGES, RCV_NEW_HANDLE, RCV_OVERRIDE, RCV_REAPPEAR, RCV_SHORT_POLL, RCV_WAIT_RANGE, REDRIVE_DLQ,
-    VIS_NOT_STICKY, VIS_RANGE,
+    DEL_REMOVES,
+    FIFO_ATTEMPT_ID,
+    FIFO_GROUP_LOCK,
+    FIFO_ORDER,
+    FIFO_VISIBLE_PREFIX,
+    INFLIGHT_QUOTA,
+    LOCK_NOT_REMEMBERED,
+    QATTR_LATER_RECEIVES,
+    RCV_AT_LEAST_ONCE,
+    RCV_COUNT,
+    RCV_FIRST_TIMESTAMP,
+    RCV_HIDE,
+    RCV_INTEGRITY,
+    RCV_LONG_POLL,
+    RCV_MAX_MESSAGES,
+    RCV_NEW_HANDLE,
+    RCV_OVERRIDE,
+    RCV_REAPPEAR,
+    RCV_SHORT_POLL,
+    RCV_WAIT_RANGE,
+    REDRIVE_DLQ,
+    VIS_NOT_STICKY,
+    VIS_RANGE,
 )
 from model.state import (
-    Attempt, AttemptRemembered, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, millis,
+    Attempt,
+    AttemptRemembered,
+    Gone,
+    HandleInfo,
+    Hidden,
+    Message,
+    MessageState,
+    Queue,
+    Redrive,
+    millis,
 )
+from model.usage import ModelUsageError
 from model.validation import is_int_in
 from model.values import Error, ReceivedMessage, ReceiveMessage, ReceiveOk, Response
 
@@ -35,8 +64,6 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
                    ) -> Expectation:
     """The receive took effect in [now, late] (an instant but under windowed timing); `completed_at` is when the
     target answered, which judges a long poll even on an exact clock."""
-    from model.core import ModelUsageError
-
     p = model.profile
     queue = model.queue(op.queue)
     rules: list[str] = []

@@ -8,11 +8,24 @@ from typing import TYPE_CHECKING
 from model import errors
 from model.outcomes import Outcome
 from model.rules import (
-    BATCH_EMPTY, BATCH_ENTRY_ID, BATCH_IDS_DISTINCT, BATCH_MAX_ENTRIES, DELAY_HIDES, RCV_LONG_POLL, RCV_MAX_MESSAGES,
-    RCV_OVERRIDE, RCV_WAIT_RANGE, VIS_RANGE,
+    BATCH_EMPTY,
+    BATCH_ENTRY_ID,
+    BATCH_IDS_DISTINCT,
+    BATCH_MAX_ENTRIES,
+    DELAY_HIDES,
+    RCV_LONG_POLL,
+    RCV_MAX_MESSAGES,
+    RCV_OVERRIDE,
+    RCV_WAIT_RANGE,
+    VIS_RANGE,
 )
 from model.values import (
-    ChangeMessageVisibility, CreateQueue, Operation, ReceiveMessage, SendMessage, SetQueueAttributes,
+    ChangeMessageVisibility,
+    CreateQueue,
+    Operation,
+    ReceiveMessage,
+    SendMessage,
+    SetQueueAttributes,
 )
 
 if TYPE_CHECKING:
