@@ -163,7 +163,8 @@ def rows_of(lines: DataFrame) -> DataFrame:
         "profile", F.coalesce("clock", F.lit("virtual")).alias("clock"),
         F.coalesce("tolerance", F.lit(0.0)).alias("tolerance"), "case", "step",
         F.coalesce("final", F.lit(False)).alias("final"),
-        F.col("operation.type").alias("op_type"), F.col("response.type").alias("response_type"),
+        F.col("operation.type").alias("op_type"), F.col("operation.queue").alias("queue"),
+        F.col("response.type").alias("response_type"),
         F.col("response.code").alias("error_code"), "invoke", "complete",
         (F.col("complete") - F.col("invoke")).alias("latency"), "invoke_wall", "verdict",
         F.coalesce("rules", F.array().cast("array<string>")).alias("rules"),
@@ -183,6 +184,8 @@ def steps(spark: SparkSession, tables: str) -> DataFrame:
     if "decisive" not in read.columns:
         read = read.withColumn("decisive", F.array().cast("array<string>"))
     read = read.withColumn("decisive", F.coalesce("decisive", F.array().cast("array<string>")))
+    if "queue" not in read.columns:  # partitions written before the queue was kept
+        read = read.withColumn("queue", F.lit(None).cast("string"))
     return read.where(~_quarantined()).drop("quarantined", "problem", "line")
 
 

@@ -77,8 +77,8 @@ def _minimal_cases(spark: SparkSession, steps: DataFrame, divergences: list[dict
     wanted = spark.createDataFrame(sorted(pointers), "file string, run_id string, case long")
     cases: dict[tuple, list[dict]] = {}
     for row in _rows(steps.join(F.broadcast(wanted), ["file", "run_id", "case"])
-                     .select("file", "run_id", "case", "step", "op_type", "response_type", "invoke", "complete",
-                             "views", "returned", "verdict")):
+                     .select("file", "run_id", "case", "step", "op_type", "queue", "response_type", "error_code",
+                             "invoke", "complete", "views", "returned", "verdict")):
         cases.setdefault((row["file"], row["run_id"], row["case"]), []).append(row)
     return cases
 

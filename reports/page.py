@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
 from model.rules import CATALOGUE
+from reports import pictures
 from reports.tables import LATENESS_BIN
 
 CSS = """
@@ -116,68 +116,19 @@ def _divergences(data: ReportData) -> str:
             f"<section class=divergence id='div-{escape(d['target'])}-{escape(d['rule'])}'>"
             f"<h3><a href='#rule-{escape(d['rule'])}'>{escape(d['rule'])}</a> on {escape(column(d))}</h3>"
             f"<p>First seen {escape(str(d['first_seen']))}, last seen {escape(str(d['last_seen']))}, in "
-            f"{d['runs']} run(s), {d['occurrences']} step(s).<br>Minimal case: {case['case_steps']} steps, case "
+            f"{d['runs']} run(s), {d['occurrences']} step(s).<br>Minimal case: {case['step'] + 1} steps, case "
             f"{case['case']} of run <code>{escape(case['run_id'])}</code> in <code>{escape(case['file'])}</code>."
             f"</p><p>expected: <code>{escape(str(d['expected']))}</code><br>observed: "
-            f"<code>{escape(str(d['observed']))}</code></p>{timeline(steps, case['step'])}</section>")
+            f"<code>{escape(str(d['observed']))}</code></p>{_timeline(steps, case['step'])}</section>")
     return "\n".join(out)
 
 
-def timeline(steps: list[dict[str, Any]], diverging_step: int) -> str:
-    """Expected visibility of each message (the model's windows after each step) against what was returned.
-    One column per step, so a 12-hour wait does not squash the rest; a window ending inside a step's interval
-    is drawn in proportion to the time."""
-    if not steps:
+def _timeline(steps: list[dict[str, Any]], diverging_step: int) -> str:
+    """The case up to the step that diverged: what its finding holds (later steps of a witness probe on)."""
+    shown = [s for s in steps if s["step"] <= diverging_step]
+    if not shown:
         return "<p class=muted>(the steps of this case are not in the tables)</p>"
-    steps = sorted(steps, key=lambda s: s["step"])
-    views = [json.loads(s["views"]) if s.get("views") else {} for s in steps]
-    messages = list(dict.fromkeys(m for v in views for m in v))
-    width, lane, left, top = 46, 22, 70, 30
-    svg_w, svg_h = left + width * len(steps) + 10, top + lane * max(len(messages), 1) + 40
-    out = [f"<svg width={svg_w} height={svg_h} role=img aria-label='timeline'>"]
-    for i, s in enumerate(steps):
-        x = left + i * width
-        label = escape(f"{s['op_type'] or '?'} → {s['response_type'] or '?'} at {s['invoke']:.3f} s")
-        out.append(f"<text x={x + 2} y={top - 8} font-size=9 transform='rotate(-30 {x + 2} {top - 8})'>"
-                   f"{escape(_short(s['op_type']))}</text><title>{label}</title>")
-        start, end = s["invoke"], steps[i + 1]["invoke"] if i + 1 < len(steps) else s["complete"] + 1
-        for lane_index, message in enumerate(messages):
-            y = top + lane_index * lane
-            out += _window_bars(views[i].get(message), x, y, width, start, end)
-            if message in (s.get("returned") or []):
-                out.append(f"<circle cx={x + 4} cy={y + 8} r=4 fill=#000><title>returned at {start:.3f} s"
-                           f"</title></circle>")
-        if s["step"] == diverging_step:
-            out.append(f"<line x1={x} x2={x} y1={top - 4} y2={svg_h - 30} stroke=#d00 stroke-width=2/>")
-    for lane_index, message in enumerate(messages):
-        out.append(f"<text x=4 y={top + lane_index * lane + 12} font-size=11>{escape(message)}</text>")
-    out.append(f"<text x={left} y={svg_h - 10} font-size=10>green: may be received · grey: hidden · "
-               f"amber: either (the model keeps several states) · ● returned · red line: the diverging step</text>")
-    out.append("</svg>")
-    return "".join(out)
-
-
-def _window_bars(states, x: float, y: float, width: float, start: float, end: float) -> list[str]:
-    if not states:
-        return []
-    if len(states) > 1:
-        return [f"<rect x={x} y={y} width={width} height=16 fill=#f2c14e/>"]
-    hidden, visible_at = states[0]
-    if hidden == "none" or visible_at <= start:
-        return [f"<rect x={x} y={y} width={width} height=16 fill=#6cc46c/>"]
-    if visible_at >= end:
-        return [f"<rect x={x} y={y} width={width} height=16 fill=#aaa/>"]
-    split = width * (visible_at - start) / (end - start)
-    return [f"<rect x={x} y={y} width={split:.1f} height=16 fill=#aaa/>",
-            f"<rect x={x + split:.1f} y={y} width={width - split:.1f} height=16 fill=#6cc46c/>"]
-
-
-def _short(op_type: str | None) -> str:
-    names = {"ChangeMessageVisibility": "Change", "ChangeMessageVisibilityBatch": "ChangeB",
-             "DeleteMessageBatch": "DeleteB", "ReceiveMessage": "Receive", "SendMessage": "Send",
-             "DeleteMessage": "Delete", "CreateQueue": "Create", "SetQueueAttributes": "SetAttr",
-             "GetQueueAttributes": "GetAttr", "PurgeQueue": "Purge", "PeekMessage": "Peek"}
-    return names.get(op_type or "", op_type or "?")
+    return pictures.timeline(shown, diverging_step)
 
 
 def _timing(data: ReportData) -> str:
@@ -208,28 +159,8 @@ def _histograms(bars: list[dict[str, Any]], title: str, label) -> list[str]:
     by_target: dict[tuple, dict[int, int]] = {}
     for b in bars:
         by_target.setdefault((b["target"], b["target_version"], b["clock"]), {})[b["bar"]] = b["count"]
-    return [f"<h4>{escape(' '.join(key))}: {title}</h4>" + histogram(counts, label)
-            for key, counts in sorted(by_target.items())]
-
-
-def histogram(bars: dict[int, int], label) -> str:
-    if not bars:
-        return "<p class=muted>(none)</p>"
-    low, high = min(bars), max(bars)
-    top = max(bars.values())
-    width, height, left = 22, 120, 50
-    out = [f"<svg width={left + width * (high - low + 1) + 20} height={height + 60} role=img "
-           f"aria-label=histogram>"]
-    for bar in range(low, high + 1):
-        count = bars.get(bar, 0)
-        h = height * count / top
-        x = left + (bar - low) * width
-        out.append(f"<rect x={x} y={height - h + 10:.1f} width={width - 3} height={h:.1f} fill=#4a7fc1>"
-                   f"<title>{escape(label(bar))}: {count:,}</title></rect>")
-        out.append(f"<text x={x} y={height + 24} font-size=9 transform='rotate(45 {x} {height + 24})'>"
-                   f"{escape(label(bar))}</text>")
-    out.append(f"<text x=2 y=20 font-size=10>{top:,}</text></svg>")
-    return "".join(out)
+    return [f"<h4>{escape(' '.join(key))}: {title}</h4>" + pictures.histogram(counts, label)
+            for key, counts in sorted(by_target.items()) if counts]
 
 
 def _rules(data: ReportData) -> str:

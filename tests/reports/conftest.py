@@ -33,7 +33,7 @@ def step(run="r1", case=1, index=0, *, target="emu", version="1.0", profile="sqs
         verdict=verdict, rules=list(rules),
         divergences=[{"rules": list(d), "expected": "ChangeOk", "observed": "error X", "message_ids": ["m1"]}
                      for d in divergences],
-        views=views or {"m1": [["receipt", invoke + 30]]}, returned=list(returned),
+        views=views if views is not None else {"m1": [["receipt", invoke + 30]]}, returned=list(returned),
         reappeared=[{"message": "m1", "deadline": invoke - late, "lateness": late} for late in reappeared])
     if schema >= 3:
         fields["decisive"] = list(rules if decisive is None else decisive)

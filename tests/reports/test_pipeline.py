@@ -6,7 +6,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from reports import ingest, job
+from reports import ingest, job, pictures
 from tests.reports.conftest import step
 
 pytestmark = pytest.mark.xdist_group("spark")
@@ -130,6 +130,25 @@ def test_new_and_grown_traces_update_the_tables_and_nothing_is_counted_twice(spa
     assert (summary.new_files, summary.steps) == (0, 9)
 
 
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def pictures_in(html: str) -> list[ET.Element]:
+    """Every inline SVG of a page, parsed as XML: a picture whose markup is not well-formed fails here, as it
+    would break a browser's parse of everything after it."""
+    return [ET.fromstring("<svg" + part.split("</svg>")[0] + "</svg>") for part in html.split("<svg")[1:]]
+
+
+def test_every_picture_of_the_report_is_well_formed(spark, tmp_path):
+    write(tmp_path / "traces" / "a.jsonl", first_run())
+    job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
+    page = (tmp_path / "out" / "report.html").read_text()
+    found = pictures_in(page)
+    assert len(found) >= 3  # a timeline, two histograms
+    assert all(p.tag == f"{SVG}svg" and float(p.get("width")) >= 500 or p.get("aria-label") == "histogram"
+               for p in found)
+
+
 def test_the_html_report_shows_the_matrix_rules_timelines_and_timing(spark, tmp_path):
     write(tmp_path / "traces" / "a.jsonl", first_run())
     job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
@@ -145,7 +164,15 @@ def test_the_html_report_shows_the_matrix_rules_timelines_and_timing(spark, tmp_
     assert "ChangeMessageVisibility(0) makes the message receivable at once." in page
     divergence = page.split("<section class=divergence")[1].split("</section>")[0]
     assert "Minimal case: 2 steps, case 2 of run <code>r1</code>" in divergence
-    assert divergence.count("<svg") == 1 and "stroke=#d00" in divergence  # the timeline marks the step
+    assert divergence.count("<svg") == 1
+    (picture,) = pictures_in(divergence)
+    labels = [t.text for t in picture.iter(f"{SVG}text")]
+    assert "0. CreateQueue(q)" in labels and "1. ChangeMessageVisibility(q)" not in labels
+    assert "1. Change(q)" in labels and "→ Error" in labels  # every step, labelled with what came back
+    framed = [r for r in picture.iter(f"{SVG}rect") if r.get("stroke") == pictures.DIVERGING
+              and float(r.get("height")) > pictures.LANE]  # a column's frame, not the legend's swatch
+    assert len(framed) == 1 and float(framed[0].get("x")) == pictures.LEFT + pictures.STEP_WIDTH + 1  # step 1
+    assert "the step whose answer the model does not permit" in labels  # the legend
     assert "how late messages came back" in page and "operation latency" in page
 
     suites = ET.parse(tmp_path / "out" / "junit.xml").getroot()
