@@ -98,14 +98,28 @@ def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs
               help="search until this much time has passed since the start, past coverage, for more divergences; "
                    "0 stops once no round finds anything new [default: 40 on a virtual clock, 180 on a real or "
                    "moved one]")
+@click.option("--baseline", "baseline_file", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="known divergences (a file --write-baseline wrote): exit 1 only on a divergence not in it")
+@click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="FILE", help="write this run's divergences, with their minimal cases, as a baseline")
 @endpoint_options
 def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | None, out_dir: Path,
         tolerate: tuple[str, ...], no_shrink: bool, shrink_seconds: float | None, report_dir: str | None,
-        jobs: int | None, witnesses: bool, witnesses_only: bool, budget: float | None, **endpoint) -> None:
+        jobs: int | None, witnesses: bool, witnesses_only: bool, budget: float | None, baseline_file: Path | None,
+        write_baseline: Path | None, **endpoint) -> None:
     """Replay each rule's witness, then generate operation sequences; send them to TARGET and to the model,
     report every divergence."""
-    from conformance import report, runner
+    from conformance import baseline, report, runner
     from conformance.witnesses import WitnessError
+
+    known = None
+    if baseline_file is not None:
+        try:
+            known = baseline.Baseline.load(baseline_file)
+        except baseline.BaselineError as error:
+            raise OneLineError(f"--baseline {error}") from None
+        if known.profile != profile:
+            raise OneLineError(f"--baseline {baseline_file} is for {known.profile}, this run checks {profile}")
 
     unknown_rules = sorted(set(tolerate) - {r.id for r in CATALOGUE})
     if unknown_rules:
@@ -150,8 +164,37 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
                       f"${target.cost_estimate(PROFILES[profile].fifo):.4f}")
     if report_dir is not None:
         _report([str(out_dir)], report_dir, None)
+    if write_baseline is not None:
+        try:
+            write_baseline.write_text(baseline.from_result(result).to_json() + "\n")
+        except OSError as error:
+            raise OneLineError(f"--write-baseline {write_baseline}: cannot write there ({error.strerror})") from None
+        console.print(f"baseline: {write_baseline} ({len(result.findings)} known divergences)")
     _where_to_look(result, out_dir, findings, report_dir, target_spec, profile)
-    sys.exit(0 if result.conforms else 1)
+    if known is None or baseline_file is None:
+        sys.exit(0 if result.conforms else 1)
+    sys.exit(_against_baseline(result, known, baseline_file))
+
+
+def _against_baseline(result, known, path: Path) -> int:
+    """The verdict against the known divergences, last: exit 1 only on a new one (or a run that failed)."""
+    from conformance.baseline import compare
+
+    comparison = compare(known, result)
+    if comparison.known:
+        console.print(f"known divergences (in {path}): {', '.join(comparison.known)}")
+    if comparison.fixed:
+        console.print(f"[green]no longer diverging (remove them from {path}):[/green] {', '.join(comparison.fixed)}")
+    if comparison.unchecked:
+        console.print(f"[yellow]known but not decided by this run:[/yellow] {', '.join(comparison.unchecked)}")
+    if result.errors:
+        console.print(f"[red]the run had errors: {'; '.join(result.errors)}[/red]")
+        return 1
+    if comparison.new:
+        console.print(f"[red]new divergences, not in {path}: {', '.join(comparison.new)}[/red]")
+        return 1
+    console.print(f"[green]no divergence beyond the {len(comparison.known)} known in {path}[/green]")
+    return 0
 
 
 def _where_to_look(result, out_dir: Path, findings: Path | None, report_dir: str | None, target_spec: str,
