@@ -40,6 +40,8 @@ def timeline(finding: Finding) -> str:
     """Per step: the time, what was done, what the model expects of the messages involved, what came back."""
     involved = list(finding.divergence.message_ids) or sorted(
         {mid for step in finding.steps for mid in step.views})[:3]
+    queues = {getattr(step.op, "queue", None) for step in finding.steps}
+    named = len(queues - {None}) > 1  # several queues: each row says which
     rows = [f"{'t (s)':>10}  {'operation':44s}  " + "  ".join(f"{m:>24s}" for m in involved) + "  answer"]
     for step in finding.steps:
         returned = _returned_ids(step)
@@ -51,7 +53,10 @@ def timeline(finding: Finding) -> str:
                 cell = "RETURNED; " + cell
             cells.append(f"{cell:>24s}")
         marker = "  <-- diverges" if step.divergences else ""
-        rows.append(f"{step.invoke:10.3f}  {_op_summary(step):44s}  " + "  ".join(cells) + "  "
+        operation = _op_summary(step)
+        if named and hasattr(step.op, "queue"):
+            operation = f"{step.op.queue}: {operation}"
+        rows.append(f"{step.invoke:10.3f}  {operation:44s}  " + "  ".join(cells) + "  "
                     + _answer(step) + marker)
     return "\n".join(rows)
 

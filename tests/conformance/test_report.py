@@ -45,3 +45,24 @@ def test_the_script_runs_against_an_endpoint_and_shows_the_answer(monkeypatch):
     with mock_aws(), redirect_stdout(output), pytest.raises(SystemExit) as exited:
         exec(compile(as_found, "case.py", "exec"), {"__name__": "__main__"})
     assert exited.value.code == 1 and output.getvalue().splitlines()[-1].startswith("reproduced: ")
+
+
+def test_a_timeline_of_several_queues_names_the_queue_on_each_row():
+    from adapters.model_target import ModelTarget
+    from conformance.runner import Finding
+    from conformance.session import Session
+    from model import Divergence
+    from model.values import CreateQueue, ReceiveMessage, SendMessage
+
+    def finding(ops):
+        session = Session(ModelTarget("sqs-standard"), "sqs-standard", run_id="t", case=1, trace=None)
+        for op in ops:
+            session.execute(op)
+        return Finding("RCV-HIDE", Divergence(("RCV-HIDE",), "x", "y"), session.steps, [])
+
+    two = describe_finding(finding([CreateQueue("dlq", {}), CreateQueue("q", {}), SendMessage("q", "m1"),
+                                    ReceiveMessage("dlq")])).splitlines()
+    rows = two[two.index(next(line for line in two if "t (s)" in line)) + 1:]
+    assert [row.split()[1] for row in rows] == ["dlq:", "q:", "q:", "dlq:"]
+    one = describe_finding(finding([CreateQueue("q", {}), SendMessage("q", "m1")]))
+    assert "q: Send" not in one and "Send(m1)" in one
