@@ -169,12 +169,42 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
             elif search:
                 with _one_ast_parse_at_a_time(), ThreadPoolExecutor(len(jobs), thread_name_prefix="job") as pool:
                     results += pool.map(one_job, range(len(jobs)))
+        result = merged(run_id, targets[0], profile, results)
+        result.early_not_rare = early.not_rare()
+        if search and shrink and targets[0].clock.kind == "virtual":
+            _trim_search_findings(result, targets[0], run_id, trace, case_ids)
     finally:
         if trace is not None:
             trace.close()
-    result = merged(run_id, targets[0], profile, results)
-    result.early_not_rare = early.not_rare()
     return result
+
+
+def _trim_search_findings(result: RunResult, target: Target, run_id: str, trace: TraceWriter | None,
+                          case_ids) -> None:
+    """Hypothesis shrinks a search's case by whole machine steps and draws, on a budget: a finding may keep a step
+    or a wait it does not need. On a virtual clock a replay costs nothing, so each is replayed without each step
+    and each wait in turn (as witnesses are), judged as the run judged it (its early returns known), and traced,
+    so that the report shows the same minimal case."""
+    from conformance.witness_replay import Replayed, replay_case
+    from conformance.witness_trimming import case_of, fewest_steps
+
+    for rule_id, finding in list(result.findings.items()):
+        into = Replayed(early=EarlyReturns.known_not_rare(result.early_not_rare))
+
+        def still_shows(case, rule_id: str = rule_id, into: Replayed = into) -> list[Step] | None:
+            shown, _ = replay_case(target, result.profile, case, into, run_id, trace, next(case_ids), frozenset(),
+                                   counted=False)
+            return next((steps for d, steps in shown if d.rule == rule_id), None)
+
+        shown_again = still_shows(case_of(finding.steps))
+        steps = fewest_steps(finding.steps, still_shows) if shown_again is not None else None
+        result.cases, result.steps = result.cases + into.cases, result.steps + into.steps  # they were sent
+        result.tallies.merge(into.tallies)
+        if steps is None:
+            continue  # the target does not show it again the same way: keep Hypothesis' case as found
+        earlier = sorted({d.rule for s in steps[:-1] for d in s.divergences})
+        divergence = next(d for d in steps[-1].divergences if d.rule == rule_id)
+        result.findings[rule_id] = Finding(rule_id, divergence, steps, earlier)
 
 
 def _witnesses(targets: list[Target], profile: str, run_id: str, trace: TraceWriter | None, case_ids,

@@ -24,9 +24,9 @@ def fewest_steps(steps: list[Step], shows: Callable[[Case], list[Step] | None]) 
     """The steps of a case, with every one left out that the case can do without. `shows` replays a simpler case
     and gives the steps that still show what it must (up to the step that shows it), or None. Hypothesis shrinks
     on a budget and may leave a step nothing needs; this tries the case without each step, the last first, then
-    with each queue created without one of its attributes, and starts again after each that still shows, until
-    none does. The steps kept happen when they did (a step left out passes on its wait, and the time it took:
-    a long poll's); a queue is left out only where no other step names it."""
+    without each wait, then with each queue created without one of its attributes, and starts again after each
+    that still shows, until none does. The steps kept happen when they did (a step left out passes on its wait,
+    and the time it took: a long poll's); a queue is left out only where no other step names it."""
     changed = True
     while changed:
         changed = False
@@ -42,6 +42,9 @@ def _simpler(steps: list[Step]) -> Iterator[Case]:
     for index in range(len(steps) - 1, -1, -1):
         if not isinstance(steps[index].op, CreateQueue) or not _named_elsewhere(steps, index):
             yield without_step(steps, index)
+    for index, step in enumerate(steps):  # a wait the divergence does not need (an hour's sleep in a script)
+        if step.advanced:
+            yield [(0.0 if i == index else s.advanced, s.op) for i, s in enumerate(steps)]
     for index, step in enumerate(steps):
         if isinstance(step.op, CreateQueue):
             yield from without_each_attribute(steps, index)

@@ -46,8 +46,8 @@ def case_lengths(steps: DataFrame) -> DataFrame:
 
 def divergences(steps: DataFrame) -> DataFrame:
     """One row per distinct divergence (target, version, profile, rule): when it was first and last seen, in
-    how many runs, and a pointer to its minimal case: Hypothesis' final replay of the shortest failing case
-    (or the case that showed it in the fewest steps, for runs that did not shrink)."""
+    how many runs, and a pointer to its minimal case: the case that showed it in the fewest steps (the run's
+    trimmed replay, which its finding holds; among equals, Hypothesis' final replay)."""
     seen = (steps.select(*TARGET, "file", "run_id", "case", "step", "final", "invoke_wall",
                          F.explode("divergences").alias("d"))
             .select(*TARGET, "file", "run_id", "case", "step", "final", "invoke_wall",
@@ -58,7 +58,7 @@ def divergences(steps: DataFrame) -> DataFrame:
     seen = seen.join(case_lengths(steps.join(F.broadcast(cases), ["file", "run_id", "case"])),
                      ["file", "run_id", "case"])
     shortest_first = Window.partitionBy(*TARGET, "rule").orderBy(
-        F.col("final").desc(), "step", "case_steps", "invoke_wall", "file", "run_id", "case")
+        "step", F.col("final").desc(), "case_steps", "invoke_wall", "file", "run_id", "case")
     minimal = (seen.withColumn("rank", F.row_number().over(shortest_first)).where(F.col("rank") == 1)
                .select(*TARGET, "rule", F.struct("file", "run_id", "case", "step", "case_steps").alias(
                    "minimal_case"), "expected", "observed"))

@@ -124,3 +124,25 @@ def test_the_one_private_hypothesis_hook_caps_shrinking_and_restores_it():
     assert engine.MAX_SHRINKING_SECONDS == before
     with _shrinking_at_most(None):
         assert engine.MAX_SHRINKING_SECONDS == before
+
+
+
+def test_a_search_finding_keeps_no_step_and_no_wait_it_does_not_need():
+    """Hypothesis shrinks on a budget, by whole machine steps: on a virtual clock each finding is then replayed
+    without each step and each wait, so a malformed handle's case is a queue and the one call, with no sleep."""
+    from conformance.runner import Finding, RunResult, _trim_search_findings
+    from conformance.session import Session
+    from model.values import CreateQueue, DeleteMessage, SendMessage
+
+    target = WrongMalformedHandleCode("sqs-standard")
+    session = Session(target, "sqs-standard", run_id="t", case=1, trace=None)
+    for wait, op in ((0.0, CreateQueue("q", {})), (3600.0, SendMessage("q", "m1")),
+                     (5.0, DeleteMessage("q", "not-a-receipt-handle"))):
+        session.advance(wait)
+        step = session.execute(op)
+    found = RunResult("t", target.name, "x", "sqs-standard")
+    found.findings["HANDLE-MALFORMED"] = Finding("HANDLE-MALFORMED", step.divergences[0], session.steps, [])
+    _trim_search_findings(found, target, "t", None, iter(range(2, 99)))
+    steps = found.findings["HANDLE-MALFORMED"].steps
+    assert [(s.advanced, type(s.op).__name__) for s in steps] == [(0.0, "CreateQueue"), (0.0, "DeleteMessage")]
+    assert found.findings["HANDLE-MALFORMED"].divergence.rule == "HANDLE-MALFORMED"
