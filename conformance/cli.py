@@ -17,6 +17,7 @@ from rich.table import Table
 from adapters.base import TargetError
 from adapters.emulators import EMULATORS
 from adapters.registry import SPECS, TIME_TRAVEL, EndpointOptions, close_all, is_known, is_real_clock, make_targets
+from conformance.defaults import DEFAULT_EXAMPLES, DEFAULT_STEPS
 from model.profiles import PROFILES
 from model.rules import CATALOGUE, rules_for
 
@@ -72,9 +73,9 @@ def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs
 @main.command()
 @click.option("--target", "target_spec", required=True, help=TARGET_HELP)
 @click.option("--profile", type=click.Choice(sorted(PROFILES)), default="sqs-standard", show_default=True)
-@click.option("--examples", type=click.IntRange(1, 100_000), default=40, show_default=True,
+@click.option("--examples", type=click.IntRange(1, 100_000), default=DEFAULT_EXAMPLES, show_default=True,
               help="generated cases per round")
-@click.option("--steps", type=click.IntRange(1, 1000), default=40, show_default=True,
+@click.option("--steps", type=click.IntRange(1, 1000), default=DEFAULT_STEPS, show_default=True,
               help="operations per case at most")
 @click.option("--seed", type=click.IntRange(0, 2**63), default=None, help="the same seed gives the same run")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),

@@ -1,7 +1,12 @@
-"""pytest plugin: `pytest --sqs-target=moto` runs the conformance machines as tests, one per profile.
+"""pytest plugin: `pytest --sqs-target=TARGET` adds one test per profile, each a whole conformance run.
 
-Each test is a whole run (all rounds); it fails with every diverging rule and its minimal case. Under
-pytest-xdist every worker collects the same tests, and each runs in its own process.
+It is meant for another project's test suite, beside its own tests: `--sqs-target=python:mypackage.queue:MyQueue`
+checks the team's in-house queue on every `pytest` run. Each test has the marker `sqs_conformance` (`-m
+sqs_conformance` runs only them, `-m "not sqs_conformance"` leaves them out), runs as `sqs-conformance run` does
+with the same defaults (witnesses, then the search for its default budget), writes the trace, the summary and each
+divergence's minimal case (RULE.txt, RULE.py, RULE.json) under `--sqs-out`, and fails with every diverging rule
+and where its case is. `--junitxml` reports one test case per profile. Under pytest-xdist each test runs in one
+worker.
 """
 
 from __future__ import annotations
@@ -10,15 +15,28 @@ from pathlib import Path
 
 import pytest
 
+from conformance.defaults import DEFAULT_EXAMPLES, DEFAULT_STEPS
+
+MARKER = "sqs_conformance"
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("sqs-conformance")
-    group.addoption("--sqs-target", default=None, help="run the conformance suite against this target (model, moto)")
+    group.addoption("--sqs-target", default=None,
+                    help="run the conformance suite against this target (model, moto, python:MODULE:CLASS, ...)")
     group.addoption("--sqs-profile", action="append", default=None,
                     help="profile(s) to check (default: the ones the target speaks among sqs-standard, sqs-fifo)")
-    group.addoption("--sqs-examples", type=int, default=100, help="generated cases per round")
+    group.addoption("--sqs-examples", type=int, default=DEFAULT_EXAMPLES, help="generated cases per round")
+    group.addoption("--sqs-steps", type=int, default=DEFAULT_STEPS, help="operations per case at most")
+    group.addoption("--sqs-budget", type=float, default=None,
+                    help="seconds of search, as `run --budget` [default: run's, 40 on a virtual clock]")
+    group.addoption("--sqs-witnesses-only", action="store_true", help="as `run --witnesses-only`")
     group.addoption("--sqs-seed", type=int, default=None, help="seed for a reproducible run")
     group.addoption("--sqs-out", default="runs", help="where traces and minimal cases go")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{MARKER}: a whole sqs-conformance run against --sqs-target")
 
 
 class ConformanceFailure(Exception):
@@ -30,21 +48,27 @@ class ConformanceItem(pytest.Item):
         super().__init__(**kwargs)
         self.target_spec = target_spec
         self.profile = profile
+        self.add_marker(MARKER)
 
     def runtest(self) -> None:
         from adapters.registry import make_target
         from conformance import report, runner
 
         options = self.config.option
+        out = Path(options.sqs_out) / f"{self.target_spec.replace(':', '-')}-{self.profile}"
         target = make_target(self.target_spec, self.profile)
         try:
             result = runner.run(target, self.profile, examples=options.sqs_examples, seed=options.sqs_seed,
-                                out_dir=Path(options.sqs_out) / f"{self.target_spec}-{self.profile}")
+                                steps_per_case=options.sqs_steps, out_dir=out,
+                                budget=runner.search_budget(target.clock.kind, options.sqs_budget),
+                                search=not options.sqs_witnesses_only)
         finally:
             target.close()
+        findings = report.write_findings(result, out)
         problems = [report.describe_finding(f) for f in result.findings.values()] + result.errors
         if problems:
-            raise ConformanceFailure("\n\n".join(problems))
+            where = f"\n\nminimal cases: {findings}/ (RULE.txt, RULE.py, RULE.json)" if findings else ""
+            raise ConformanceFailure("\n\n".join(problems) + where)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ConformanceFailure):
@@ -55,11 +79,11 @@ class ConformanceItem(pytest.Item):
         return self.path, None, f"sqs-conformance {self.target_spec} {self.profile}"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's own `-m` and `-k` selection, so that they apply to these too
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     spec = config.getoption("sqs_target")
     if not spec:
         return
     profiles = config.getoption("sqs_profile") or ["sqs-standard", "sqs-fifo"]
-    for profile in profiles:
-        items.append(ConformanceItem.from_parent(session, name=f"sqs-conformance[{spec}-{profile}]",
-                                                 target_spec=spec, profile=profile))
+    items.extend(ConformanceItem.from_parent(session, name=f"sqs-conformance[{spec}-{profile}]", target_spec=spec,
+                                             profile=profile) for profile in profiles)

@@ -30,6 +30,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from adapters.base import Target
 from conformance.machine import DivergenceFound, Run, build_machine
 from conformance.redelivery import EarlyReturns
+from conformance.defaults import DEFAULT_BUDGET
 from conformance.session import Step, Tallies
 from conformance.trace import TraceWriter
 from model import Divergence
@@ -103,7 +104,6 @@ class RunResult:
 
 # The time `run` searches for by default, per kind of clock: on a virtual clock a case costs milliseconds, so
 # the search goes on well past coverage; on a real one every wait is slept.
-DEFAULT_BUDGET = {"virtual": 40.0, "shifted": 180.0, "real": 180.0}
 
 
 def search_budget(clock_kind: str, asked: float | None) -> float | None:

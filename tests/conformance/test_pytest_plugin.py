@@ -9,7 +9,7 @@ import pytest
 @pytest.mark.parametrize("extra", [[], ["-n", "2"]])
 def test_the_plugin_runs_the_suite_as_tests(tmp_path, extra):
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--sqs-target=model", "--sqs-examples=10",
+        [sys.executable, "-m", "pytest", "--sqs-target=model", "--sqs-examples=10", "--sqs-budget=0",
          "--sqs-seed=1", f"--sqs-out={tmp_path / 'runs'}", "-q", "-p", "no:cacheprovider", *extra, str(tmp_path)],
         capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -26,9 +26,78 @@ def test_a_failing_target_fails_its_test(tmp_path):
         "else original(spec, profile)\n")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--sqs-target=planted",
-         "--sqs-profile=sqs-standard", "--sqs-examples=40", "--sqs-seed=5", f"--sqs-out={tmp_path / 'runs'}", "-q",
-         "-p", "no:cacheprovider", str(tmp_path)],
+         "--sqs-profile=sqs-standard", "--sqs-examples=40", "--sqs-budget=0", "--sqs-seed=5",
+         f"--sqs-out={tmp_path / 'runs'}", "-q", "-p", "no:cacheprovider", str(tmp_path)],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
         env={**__import__("os").environ, "PYTHONPATH": str(__import__("pathlib").Path.cwd())})
     assert done.returncode == 1, done.stdout + done.stderr
     assert "HANDLE-MALFORMED" in done.stdout
+
+
+IN_HOUSE = '''
+from adapters.model_target import ModelTarget
+from model.values import DeleteMessage, Error, Ok
+
+
+class LenientQueue(ModelTarget):
+    """A team's queue that accepts a delete through a malformed handle."""
+
+    def execute(self, op):
+        response = super().execute(op)
+        if isinstance(op, DeleteMessage) and isinstance(response, Error) and response.code == "ReceiptHandleIsInvalid":
+            return Ok()
+        return response
+'''
+
+
+def test_in_another_project_beside_its_own_tests(tmp_path):
+    """A team's own folder: its tests, its in-house queue class, the plugin adding one test per profile with a
+    marker, findings written, JUnit XML for its CI."""
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "myqueue.py").write_text(IN_HOUSE)
+    (tmp_path / "test_own.py").write_text("def test_the_teams_own():\n    assert True\n")
+
+    def pytest(*args):
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                               "--sqs-target=python:myqueue:LenientQueue", "--sqs-profile=sqs-standard",
+                               "--sqs-witnesses-only", *args], capture_output=True, text=True, timeout=600,
+                              cwd=tmp_path)
+
+    done = pytest("--junitxml=junit.xml")
+    assert done.returncode == 1, done.stdout + done.stderr
+    cases = {c.get("name"): c for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
+    assert set(cases) == {"test_the_teams_own", "sqs-conformance[python:myqueue:LenientQueue-sqs-standard]"}
+    failure = cases["sqs-conformance[python:myqueue:LenientQueue-sqs-standard]"].find("failure")
+    assert failure is not None and "HANDLE-MALFORMED" in failure.get("message", "") + (failure.text or "")
+    assert "minimal cases:" in done.stdout
+    assert list((tmp_path / "runs").rglob("HANDLE-MALFORMED.json"))  # written like `run` writes them
+
+    only_own = pytest("-m", "not sqs_conformance")
+    assert only_own.returncode == 0 and "1 passed, 1 deselected" in only_own.stdout, only_own.stdout
+    only_suite = pytest("-m", "sqs_conformance")
+    assert only_suite.returncode == 1 and "1 failed, 1 deselected" in only_suite.stdout, only_suite.stdout
+
+
+def test_its_defaults_are_runs():
+    from conformance import pytest_plugin
+    from conformance.cli import run
+
+    class Options:
+        """What the plugin declares, as pytest's parser would take it."""
+
+        def __init__(self):
+            self.defaults = {}
+
+        def getgroup(self, name):
+            return self
+
+        def addoption(self, name, **kwargs):
+            self.defaults[name] = kwargs.get("default")
+
+    declared = Options()
+    pytest_plugin.pytest_addoption(declared)
+    runs = {p.name: p.default for p in run.params}
+    assert declared.defaults["--sqs-examples"] == runs["examples"]
+    assert declared.defaults["--sqs-steps"] == runs["steps"]
+    assert declared.defaults["--sqs-budget"] is runs["budget"] is None  # both: the clock's default budget
