@@ -40,6 +40,9 @@ class Step:
     reappeared: list[dict[str, Any]] = field(default_factory=list)  # in-flight messages this receive returned
     # What the step showed against the target: the verdict's divergences, and early returns no longer rare
     divergences: tuple[Divergence, ...] = ()
+    # An earlier step of the case diverged: from there the case follows the target's own state, so what this step
+    # shows may be a consequence of that divergence. It neither reports a rule nor counts as deciding one.
+    behind: bool = False
 
     @property
     def ends_case(self) -> bool:
@@ -65,10 +68,10 @@ class Tallies:
     def __init__(self) -> None:
         self.rules: dict[str, RuleTally] = {}
 
-    def add(self, verdict: Verdict, divergences: tuple[Divergence, ...]) -> None:
+    def add(self, verdict: Verdict, divergences: tuple[Divergence, ...], behind: bool = False) -> None:
         diverged = {r for d in divergences for r in d.rules[:1]}
         noted = {r for n in verdict.outcome.notes for r in n.rules[:1]}
-        decided = verdict.decided
+        decided = frozenset() if behind else verdict.decided
         for rule_id in set(verdict.outcome.rules) | diverged | noted:
             tally = self.rules.setdefault(rule_id, RuleTally())
             tally.exercised += 1
@@ -142,11 +145,12 @@ class Session:
         # One policy for every way a case is played (search, witnesses, confirm, diff, check), decided before the
         # trace line is written: a repeated early return is a divergence there too.
         not_rare = tuple(self.early.divergences(verdict)) if self.early is not None else ()
+        behind = any(s.divergences for s in self.steps)
         step = Step(len(self.steps), op, sent, response, invoke, complete, verdict, self._advanced,
-                    self._views(), _reappeared(observed, before, took_effect), verdict.divergences + not_rare)
+                    self._views(), _reappeared(observed, before, took_effect), verdict.divergences + not_rare, behind)
         self._advanced = 0.0
         self.steps.append(step)
-        self.tallies.add(verdict, step.divergences)
+        self.tallies.add(verdict, step.divergences, behind)
         if self.trace is not None:
             self.trace.write(self._record(step, wall_invoke, wall_complete, _returned(observed)))
         return step
@@ -183,7 +187,7 @@ class Session:
             "complete_wall": wall_complete,
             "verdict": _verdict_name(step),
             "rules": list(verdict.outcome.rules),
-            "decisive": list(verdict.decisive),
+            "decisive": [] if step.behind else list(verdict.decisive),  # behind a divergence: decides nothing
             "divergences": [_divergence(d) for d in step.divergences],
             "notes": [_divergence(n) for n in verdict.outcome.notes],
             "views": step.views,

@@ -100,3 +100,30 @@ def test_confirm_judges_a_found_case_knowing_what_its_run_knew(tmp_path):
     known.write_text(FoundCase("RCV-HIDE", "sqs-standard", "planted", early_returns(1), ["RCV-HIDE"]).to_json())
     assert confirm(EarlyDeadlines("sqs-standard"), FoundCase.load(alone), max_waiting=60).reproduced is False
     assert confirm(EarlyDeadlines("sqs-standard"), FoundCase.load(known), max_waiting=60).reproduced is True
+
+
+def test_what_follows_a_divergence_reports_nothing_and_decides_nothing(tmp_path):
+    """After a step diverged, the case follows the target's own state, so a later divergence may be its
+    consequence (moto's FIFO ordering bug later shows as a message 'missing' under another rule): the run and the
+    witnesses do not report it, no later step counts as deciding a rule, and confirm says the case went another way.
+    The same rule diverging first, in a case of its own, is reported."""
+    from conformance.witnesses import Replayed, replay_case
+    from model.values import DeleteMessage, DeleteMessageBatch
+    from tests.conformance.planted import TwoBugs
+
+    both = [(0.0, CreateQueue("q", {})), (0.0, DeleteMessage("q", "not-a-receipt-handle")),
+            (0.0, DeleteMessageBatch("q", ()))]
+    into = Replayed()
+    shown, steps = replay_case(TwoBugs("sqs-standard"), "sqs-standard", both, into, "t", None, 1, frozenset())
+    assert [d.rule for d, _ in shown] == ["HANDLE-MALFORMED"]
+    assert steps[2].behind and [d.rule for d in steps[2].divergences] == ["BATCH-EMPTY"]  # judged, not reported
+    assert into.tallies.rules["BATCH-EMPTY"].decisive == 0 and into.tallies.rules["BATCH-EMPTY"].diverging == 1
+
+    alone = [both[0], both[2]]
+    shown, _ = replay_case(TwoBugs("sqs-standard"), "sqs-standard", alone, Replayed(), "t", None, 2, frozenset())
+    assert [d.rule for d, _ in shown] == ["BATCH-EMPTY"]
+
+    behind = tmp_path / "behind.json"
+    behind.write_text(FoundCase("BATCH-EMPTY", "sqs-standard", "planted", both).to_json())
+    confirmation = confirm(TwoBugs("sqs-standard"), FoundCase.load(behind), max_waiting=60)
+    assert confirmation.reproduced is False and "went another way at step 2" in confirmation.detail
