@@ -46,7 +46,7 @@ def confirm(target: Target, case: FoundCase, max_waiting: float) -> Confirmation
     for step in play(session, case.steps):
         if case.rule in {r for d in step.divergences for r in d.rules}:
             return Confirmation(case, True, f"diverges at step {step.index + 1} of {len(case.steps)}")
-        if step.divergences or step.ends_case:  # what follows another rule's divergence would be its consequence
+        if step.leads_astray or step.ends_case:  # what follows would be a consequence of another rule's divergence
             return Confirmation(case, False, f"went another way at step {step.index + 1}: "
                                              + "; ".join(d.rule for d in step.divergences))
     return Confirmation(case, False, "conforms on this target")

@@ -40,9 +40,18 @@ class Step:
     reappeared: list[dict[str, Any]] = field(default_factory=list)  # in-flight messages this receive returned
     # What the step showed against the target: the verdict's divergences, and early returns no longer rare
     divergences: tuple[Divergence, ...] = ()
-    # An earlier step of the case diverged: from there the case follows the target's own state, so what this step
-    # shows may be a consequence of that divergence. It neither reports a rule nor counts as deciding one.
+    # An earlier step of the case diverged and the model followed the target's answer into a state no conforming
+    # queue reaches (a FIFO message received out of order, say): what this step shows may be a consequence of that
+    # divergence. It neither reports a rule nor counts as deciding one. (A wrong error code or attribute value
+    # changes no state, and leaves later steps judged as ever.)
     behind: bool = False
+
+    @property
+    def leads_astray(self) -> bool:
+        """This step diverged, and the state the model follows from here is the target's, not a conforming one."""
+        effects = self.verdict.outcome.effects
+        return bool(self.verdict.divergences) and bool(
+            effects.states or effects.new_messages or effects.handles or effects.queue_changes)
 
     @property
     def ends_case(self) -> bool:
@@ -145,7 +154,7 @@ class Session:
         # One policy for every way a case is played (search, witnesses, confirm, diff, check), decided before the
         # trace line is written: a repeated early return is a divergence there too.
         not_rare = tuple(self.early.divergences(verdict)) if self.early is not None else ()
-        behind = any(s.divergences for s in self.steps)
+        behind = any(s.leads_astray for s in self.steps)
         step = Step(len(self.steps), op, sent, response, invoke, complete, verdict, self._advanced,
                     self._views(), _reappeared(observed, before, took_effect), verdict.divergences + not_rare, behind)
         self._advanced = 0.0

@@ -102,28 +102,38 @@ def test_confirm_judges_a_found_case_knowing_what_its_run_knew(tmp_path):
     assert confirm(EarlyDeadlines("sqs-standard"), FoundCase.load(known), max_waiting=60).reproduced is True
 
 
-def test_what_follows_a_divergence_reports_nothing_and_decides_nothing(tmp_path):
-    """After a step diverged, the case follows the target's own state, so a later divergence may be its
-    consequence (moto's FIFO ordering bug later shows as a message 'missing' under another rule): the run and the
-    witnesses do not report it, no later step counts as deciding a rule, and confirm says the case went another way.
-    The same rule diverging first, in a case of its own, is reported."""
+def test_what_follows_a_divergence_that_led_the_model_astray_reports_nothing_and_decides_nothing(tmp_path):
+    """Once the model has followed a target's answer into a state no conforming queue reaches (here a FIFO message
+    returned a second early, so received twice), a later divergence may be its consequence (moto's FIFO ordering
+    bug later showed as a message 'missing' under another rule): the run and the witnesses do not report it, no
+    later step counts as deciding a rule, and confirm says the case went another way. A divergence that changes no
+    state (a wrong error code) leaves later steps judged as ever; the same rule diverging in a case of its own is
+    reported."""
     from conformance.witnesses import Replayed, replay_case
     from model.values import DeleteMessage, DeleteMessageBatch
-    from tests.conformance.planted import TwoBugs
+    from tests.conformance.planted import EmptyBatchAccepted, TwoBugs
 
-    both = [(0.0, CreateQueue("q", {})), (0.0, DeleteMessage("q", "not-a-receipt-handle")),
-            (0.0, DeleteMessageBatch("q", ()))]
+    class EarlyAndAcceptsEmptyBatches(EarlyDeadlines, EmptyBatchAccepted):
+        pass
+
+    fifo = {"FifoQueue": "true", "ContentBasedDeduplication": "true", "VisibilityTimeout": 30}
+    astray = [(0.0, CreateQueue("q", fifo)), (0.0, SendMessage("q", "m1", group_id="g")),
+              (0.0, ReceiveMessage("q", **POLL)), (29.5, ReceiveMessage("q", max_messages=10)),
+              (0.0, DeleteMessageBatch("q", ()))]
     into = Replayed()
-    shown, steps = replay_case(TwoBugs("sqs-standard"), "sqs-standard", both, into, "t", None, 1, frozenset())
-    assert [d.rule for d, _ in shown] == ["HANDLE-MALFORMED"]
-    assert steps[2].behind and [d.rule for d in steps[2].divergences] == ["BATCH-EMPTY"]  # judged, not reported
+    shown, steps = replay_case(EarlyAndAcceptsEmptyBatches("sqs-fifo"), "sqs-fifo", astray, into, "t", None, 1,
+                               frozenset())
+    assert [d.rule for d, _ in shown] == ["RCV-HIDE"] and steps[3].leads_astray
+    assert steps[4].behind and [d.rule for d in steps[4].divergences] == ["BATCH-EMPTY"]  # judged, not reported
     assert into.tallies.rules["BATCH-EMPTY"].decisive == 0 and into.tallies.rules["BATCH-EMPTY"].diverging == 1
 
-    alone = [both[0], both[2]]
-    shown, _ = replay_case(TwoBugs("sqs-standard"), "sqs-standard", alone, Replayed(), "t", None, 2, frozenset())
-    assert [d.rule for d, _ in shown] == ["BATCH-EMPTY"]
-
     behind = tmp_path / "behind.json"
-    behind.write_text(FoundCase("BATCH-EMPTY", "sqs-standard", "planted", both).to_json())
-    confirmation = confirm(TwoBugs("sqs-standard"), FoundCase.load(behind), max_waiting=60)
-    assert confirmation.reproduced is False and "went another way at step 2" in confirmation.detail
+    behind.write_text(FoundCase("BATCH-EMPTY", "sqs-fifo", "planted", astray).to_json())
+    confirmation = confirm(EarlyAndAcceptsEmptyBatches("sqs-fifo"), FoundCase.load(behind), max_waiting=60)
+    assert confirmation.reproduced is False and "went another way at step 4" in confirmation.detail
+
+    wrong_code = [(0.0, CreateQueue("q", {})), (0.0, DeleteMessage("q", "not-a-receipt-handle")),
+                  (0.0, DeleteMessageBatch("q", ()))]
+    shown, steps = replay_case(TwoBugs("sqs-standard"), "sqs-standard", wrong_code, Replayed(), "t", None, 2,
+                               frozenset())
+    assert [d.rule for d, _ in shown] == ["HANDLE-MALFORMED", "BATCH-EMPTY"] and not steps[2].behind
