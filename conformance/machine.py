@@ -14,10 +14,10 @@ from typing import ClassVar
 from collections.abc import Callable, Iterator
 
 from hypothesis import reject, strategies as st
-from hypothesis.control import current_build_context
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from adapters.base import Target, Unsupported
+from conformance.hypothesis_hooks import is_final_replay
 from conformance.redelivery import EarlyReturns
 from conformance.session import Session, Step, Tallies
 from conformance.trace import TraceWriter
@@ -140,7 +140,7 @@ class VisibilityMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.session = self.run.new_session()
-        self.session.final = current_build_context().is_final
+        self.session.final = is_final_replay()
         self.handles: list[str] = []
         self.last_receive: list[str] = []  # the handles the latest non-empty receive returned
         self.queues = [MAIN]

@@ -31,6 +31,7 @@ from adapters.base import Target
 from conformance.machine import DivergenceFound, Run, build_machine
 from conformance.redelivery import EarlyReturns
 from conformance.defaults import DEFAULT_BUDGET
+from conformance.hypothesis_hooks import shrinking_at_most
 from conformance.session import Step, Tallies
 from conformance.trace import TraceWriter
 from model import Divergence
@@ -159,7 +160,7 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
         shrink_seconds = REAL_CLOCK_SHRINK_SECONDS
     results = []
     try:
-        with _shrinking_at_most(shrink_seconds):
+        with shrinking_at_most(shrink_seconds):
             if witnesses:
                 results.append(_witnesses(targets, profile, run_id, trace, case_ids, frozenset(tolerated), early))
                 tolerated |= set(results[-1].findings)
@@ -222,23 +223,6 @@ def _witnesses(targets: list[Target], profile: str, run_id: str, trace: TraceWri
         earlier = sorted({d.rule for s in steps[:-1] for d in s.divergences})
         result.findings[rule_id] = Finding(rule_id, divergence, steps, earlier)
     return result
-
-
-@contextmanager
-def _shrinking_at_most(seconds: float | None):
-    """Hypothesis has no setting for how long it shrinks; its engine reads the module constant
-    MAX_SHRINKING_SECONDS each time it starts shrinking. Should the constant go, the cap is not applied."""
-    from hypothesis.internal.conjecture import engine
-
-    if seconds is None or not hasattr(engine, "MAX_SHRINKING_SECONDS"):
-        yield
-        return
-    original = engine.MAX_SHRINKING_SECONDS
-    setattr(engine, "MAX_SHRINKING_SECONDS", seconds)  # noqa: B010 (an int there; a float works as well)
-    try:
-        yield
-    finally:
-        setattr(engine, "MAX_SHRINKING_SECONDS", original)  # noqa: B010
 
 
 @contextmanager

@@ -116,14 +116,15 @@ def test_the_one_private_hypothesis_hook_caps_shrinking_and_restores_it():
     place, and puts it back. Should a release drop the constant, the cap is skipped rather than crashing."""
     from hypothesis.internal.conjecture import engine
 
-    from conformance.runner import _shrinking_at_most
+    from conformance.hypothesis_hooks import is_final_replay, shrinking_at_most
 
     before = engine.MAX_SHRINKING_SECONDS
-    with _shrinking_at_most(7.5):
+    with shrinking_at_most(7.5):
         assert engine.MAX_SHRINKING_SECONDS == 7.5
     assert engine.MAX_SHRINKING_SECONDS == before
-    with _shrinking_at_most(None):
+    with shrinking_at_most(None):
         assert engine.MAX_SHRINKING_SECONDS == before
+    assert is_final_replay() is False  # outside Hypothesis
 
 
 
@@ -146,3 +147,18 @@ def test_a_search_finding_keeps_no_step_and_no_wait_it_does_not_need():
     steps = found.findings["HANDLE-MALFORMED"].steps
     assert [(s.advanced, type(s.op).__name__) for s in steps] == [(0.0, "CreateQueue"), (0.0, "DeleteMessage")]
     assert found.findings["HANDLE-MALFORMED"].divergence.rule == "HANDLE-MALFORMED"
+
+
+def test_the_trace_marks_hypothesis_final_replay_of_a_failing_case(tmp_path):
+    """The private hook that tells the final replay (the minimal case Hypothesis reports) still works: a run that
+    shrinks a failure marks exactly the lines of its last replay `final`, and that replay shows the divergence."""
+    import json
+
+    run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", examples=30, seed=5, max_rounds=1,
+        coverage_rounds=0, witnesses=False, out_dir=tmp_path)
+    lines = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    final_cases = {r["case"] for r in lines if r["final"]}
+    assert len(final_cases) == 1
+    final = [r for r in lines if r["case"] in final_cases]
+    assert all(r["final"] for r in final) and any(d["rules"][0] == "HANDLE-MALFORMED"
+                                                  for r in final for d in r["divergences"])

@@ -1,0 +1,35 @@
+"""The two places the suite reaches into Hypothesis beyond its public API, kept here, each tested
+(tests/conformance/test_engine.py): if a release moves them, this module is what to fix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def shrinking_at_most(seconds: float | None) -> Iterator[None]:
+    """Hypothesis has no setting for how long it shrinks; its engine reads the module constant
+    MAX_SHRINKING_SECONDS each time it starts shrinking. Should the constant go, the cap is not applied."""
+    from hypothesis.internal.conjecture import engine
+
+    if seconds is None or not hasattr(engine, "MAX_SHRINKING_SECONDS"):
+        yield
+        return
+    original = engine.MAX_SHRINKING_SECONDS
+    setattr(engine, "MAX_SHRINKING_SECONDS", seconds)  # noqa: B010 (an int there; a float works as well)
+    try:
+        yield
+    finally:
+        setattr(engine, "MAX_SHRINKING_SECONDS", original)  # noqa: B010
+
+
+def is_final_replay() -> bool:
+    """Whether the example being run is Hypothesis' last replay of a failing case (the minimal one it reports):
+    its trace lines are marked `final`. False outside a test."""
+    from hypothesis.control import current_build_context
+
+    try:
+        return current_build_context().is_final
+    except Exception:  # no build context: not under Hypothesis
+        return False
