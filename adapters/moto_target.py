@@ -29,6 +29,9 @@ class MotoClock(VirtualClock):
         self._traveller = traveller
 
     def advance_to(self, t: float) -> None:
+        # To the microsecond: times computed from moto's epoch milliseconds (a long poll's wake-up) carry float noise
+        # of a few tenths of a microsecond, which would put a step a hair past a deadline it meant to meet exactly.
+        t = round(t, 6)
         if t > self._now:
             self._traveller.move_to(EPOCH + dt.timedelta(seconds=t), tick=False)
             self._now = t

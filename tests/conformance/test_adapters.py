@@ -68,3 +68,16 @@ def test_moto_queues_get_a_run_prefix_and_are_deleted(moto):
     assert moto.prefix in url
     moto.reset()
     assert moto.client.list_queues().get("QueueUrls", []) == []
+
+
+def test_moto_long_poll_wakes_on_the_microsecond_without_float_noise(moto):
+    """A long poll wakes when moto's next message becomes visible, computed from epoch milliseconds: the clock
+    lands on the microsecond, so a step meant to meet a deadline meets it (0.0010000001639 was judged a hair past
+    0.001, and a correct count at the deadline was flagged)."""
+    moto.execute(CreateQueue("q", {"DelaySeconds": 1}))
+    moto.execute(SendMessage("q", "m1"))
+    moto.execute(ReceiveMessage("q", wait_time_seconds=5))
+    woke = moto.clock.now()
+    assert 1.0 <= woke <= 1.01 and woke == round(woke, 6)
+    moto.clock.advance(0.0010000001639127731)
+    assert moto.clock.now() == round(woke + 0.001, 6)
