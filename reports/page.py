@@ -102,7 +102,21 @@ def _matrix(data: ReportData) -> str:
             f"as decisive / all (decisive: a queue breaking the rule would have given an answer the model does "
             f"not permit there), red diverging (diverging of exercised), yellow only uncertain (no answer came), "
             f"grey never decisively exercised (no verdict: it could not have failed) or never exercised."
-            f"</p><table id=matrix-table><tr><th class=rule>rule</th>{head}</tr>{''.join(rows)}</table>")
+            f"</p><table id=matrix-table><tr><th class=rule>rule</th>{head}</tr>{''.join(rows)}"
+            f"{_summary_rows(columns, cells)}</table>")
+
+
+def _summary_rows(columns: list[str], cells: dict[tuple[str, str], dict[str, Any]]) -> str:
+    """Per column, the rules diverging, conforming (decided) and without a verdict: the matrix in one line."""
+    counts = {c: {kind: 0 for kind in ("diverges", "conforms", "undecided")} for c in columns}
+    for (_, c), cell in cells.items():
+        kind = verdict(cell)
+        if kind in counts[c]:
+            counts[c][kind] += 1
+    labels = (("diverges", "rules diverging"), ("conforms", "rules conforming (decided)"),
+              ("undecided", "rules without a verdict"))
+    return "".join(f"<tr class=summary><th class=rule>{label}</th>"
+                   + "".join(f"<th>{counts[c][kind]}</th>" for c in columns) + "</tr>" for kind, label in labels)
 
 
 def _divergences(data: ReportData) -> str:

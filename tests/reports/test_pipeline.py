@@ -160,6 +160,11 @@ def test_the_html_report_shows_the_matrix_rules_timelines_and_timing(spark, tmp_
     assert terminate_row == "<td class=diverges title='diverges'>2 of 2</td>"
     hide_row = matrix.split("#rule-RCV-HIDE'>RCV-HIDE</a></td>")[1].split("</tr>")[0]
     assert hide_row == "<td class=conforms title='conforms'>2 / 3 +1?</td>"
+    summary = {row.split("</th>")[0].split(">")[-1]: row.split("</th>")[1].split(">")[-1]
+               for row in matrix.split("<tr class=summary>")[1:]}
+    assert summary["rules diverging"] == "1"  # VIS-TERMINATE
+    assert summary["rules conforming (decided)"] == str(sum(
+        1 for row in matrix.split("<tr>")[1:] if "<td class=conforms" in row))
     assert "<section class=rule id='rule-VIS-TERMINATE'>" in page
     assert "ChangeMessageVisibility(0) makes the message receivable at once." in page
     divergence = page.split("<section class=divergence")[1].split("</section>")[0]
