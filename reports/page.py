@@ -132,9 +132,18 @@ def _divergences(data: ReportData) -> str:
             f"<p>First seen {escape(str(d['first_seen']))}, last seen {escape(str(d['last_seen']))}, in "
             f"{d['runs']} run(s), {d['occurrences']} step(s).<br>Minimal case: {case['step'] + 1} steps, case "
             f"{case['case']} of run <code>{escape(case['run_id'])}</code> in <code>{escape(case['file'])}</code>."
+            f"<br>{_finding_links(case['file'], case['run_id'], d['rule'])}"
             f"</p><p>expected: <code>{escape(str(d['expected']))}</code><br>observed: "
             f"<code>{escape(str(d['observed']))}</code></p>{_timeline(steps, case['step'])}</section>")
     return "\n".join(out)
+
+
+def _finding_links(trace_uri: str, run_id: str, rule_id: str) -> str:
+    """Where `run` wrote that run's finding of the rule: beside the trace, findings/RUN/RULE.txt and .py (a run
+    writes the finding for each rule it reports; a run that reported the rule under another case still has it)."""
+    folder = trace_uri.rsplit("/", 1)[0] + f"/findings/{run_id}/{rule_id}"
+    return (f"Its run's finding: <a href='{escape(folder)}.txt'>{escape(rule_id)}.txt</a> (the divergence and its "
+            f"timeline), <a href='{escape(folder)}.py'>{escape(rule_id)}.py</a> (a boto3 script that reproduces it).")
 
 
 def _timeline(steps: list[dict[str, Any]], diverging_step: int) -> str:

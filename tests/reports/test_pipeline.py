@@ -213,3 +213,25 @@ def test_a_rule_never_exercised_decisively_is_a_gap_not_a_pass(spark, tmp_path):
     assert passed == {"VIS-DEFAULT", "RCV-HIDE"}
     (count,) = [c for c in suite if c.get("name") == "RCV-COUNT"]
     assert "could not have failed" in count.find("skipped").get("message")
+
+
+def test_each_divergence_links_to_the_finding_its_run_wrote(spark, tmp_path):
+    """The report's minimal case and the run's finding are the same case, and the report links to its files."""
+    import re
+    from urllib.parse import urlparse
+
+    from conformance.report import write_findings
+    from conformance.runner import run
+    from tests.conformance.planted import TwoBugs
+
+    result = run(TwoBugs("sqs-standard"), "sqs-standard", seed=1, search=False, out_dir=tmp_path / "run")
+    write_findings(result, tmp_path / "run")
+    job.build(spark, [str(tmp_path / "run")], str(tmp_path / "out"))
+    page = (tmp_path / "out" / "report.html").read_text()
+    links = re.findall(r"<a href='(file:[^']+\.(?:txt|py))'>", page)
+    assert len(links) == 2 * len(result.findings) == 4
+    for link in links:
+        assert __import__("pathlib").Path(urlparse(link).path).is_file(), link
+    for rule_id, finding in result.findings.items():
+        section = page.split(f"id='div-model:sqs-standard-{rule_id}'")[1].split("</section>")[0]
+        assert f"Minimal case: {len(finding.steps)} steps" in section  # the same case as the finding's
