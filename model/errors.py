@@ -58,10 +58,16 @@ def wait_out_of_range(value: object) -> ErrorSpec:
     return _invalid_value("WaitTimeSeconds", value, "Must be >= 0 and <= 20, if provided.")
 
 
+_BEYOND_CEILING = "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]."
+
+
 def beyond_ceiling(value: object) -> ErrorSpec:
-    return _invalid_value(
-        "VisibilityTimeout", value, "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]."
-    )
+    return _invalid_value("VisibilityTimeout", value, _BEYOND_CEILING)
+
+
+def is_beyond_ceiling(code: str, message: str) -> bool:
+    """An answer whose text says the 12-hour ceiling refused it, whatever the value."""
+    return code == INVALID_PARAMETER_VALUE and _BEYOND_CEILING.rstrip(".") in message
 
 
 def not_available_for_change() -> ErrorSpec:

@@ -11,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from model.rules import BATCH_MAX_ENTRIES, BATCH_PARTIAL, Certainty, rule
+from model import errors
+from model.rules import (
+    BATCH_MAX_ENTRIES, BATCH_PARTIAL, VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET, Certainty, rule,
+)
 from model.state import HandleInfo, Message, MessageState, QueueChange
 from model.values import BatchOk, ChangeOk, EntryFailure, Error, ErrorSpec, Ok, ReceiveOk, Response, SendOk
 
@@ -239,12 +242,25 @@ class Enumerated:
 
 
 _HANDLE_REJECTIONS = {"ReceiptHandleIsInvalid", "MessageNotExist"}
+_CEILING_RULES = {VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET}
 
 
 def _attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
-    """The rules an unexpected answer breaks, most specific first. A target that rejects the *handle* breaks
-    the rules of the outcomes that accepted it (a success, or an error about the value); otherwise the
-    outcomes closest to the answer (same error code, then same kind) come first."""
+    """The rules an unexpected answer breaks, most specific first. A refusal whose text names the check that made
+    it names that check's rule, where the model permitted the call to succeed: a change refused as beyond the
+    12-hour ceiling, where the ceiling counted from the receive leaves room, breaks VIS-CEILING-FROM-RECEIVE, not
+    whatever else the model permitted there (a message maybe moved to the dead-letter queue). A target that
+    rejects the *handle* breaks the rules of the outcomes that accepted it (a success, or an error about the
+    value); otherwise the outcomes closest to the answer (same error code, then same kind) come first."""
+    if isinstance(observed, Error) and errors.is_beyond_ceiling(observed.code, observed.message):
+        # The ceiling's own reasoning first (which ceiling would have refused: counted from the send, reset...),
+        # where the model weighed the ceiling at this step; else the ceiling counted from elsewhere than the receive.
+        weighed = [o for o in outcomes if _CEILING_RULES & set(o.rules)]
+        if weighed:
+            return _ordered_rules(weighed + outcomes)
+        if any(isinstance(o.response, ChangeOk) for o in outcomes):
+            return _ordered_rules([Outcome(observed, (VIS_CEILING_FROM_RECEIVE, VIS_CEILING))] + outcomes)
+
     def closeness(outcome: Outcome) -> int:
         expected = outcome.response
         if isinstance(observed, Error) and observed.code in _HANDLE_REJECTIONS:

@@ -1,0 +1,50 @@
+"""A divergence names the rule a person would fix: a refusal whose text says which check refused names that
+check's rule, not whatever else the model permitted at that step."""
+
+from model import errors
+from model.outcomes import Outcome, _attribution
+from model.values import ChangeOk, Error, Ok
+
+CEILING = Error("InvalidParameterValue", "Value 43195 for parameter VisibilityTimeout is invalid. Reason: Total "
+                "VisibilityTimeout for the message is beyond the limit [43200 seconds]", 400)
+GONE = Outcome(errors.not_available_for_change(), ("REDRIVE-DLQ", "CMV-DELETED"))
+
+
+def test_a_ceiling_refusal_where_the_change_could_succeed_names_the_ceiling():
+    # the message may have moved to the dead-letter queue (refused as gone) or be back in the queue (accepted)
+    rules = _attribution([GONE, Outcome(ChangeOk(), ("CMV-EXPIRED",))], CEILING)
+    assert rules[:2] == ("VIS-CEILING-FROM-RECEIVE", "VIS-CEILING")
+
+
+def test_other_refusals_keep_the_closest_permitted_answer_first():
+    gone_otherwise = Error("InvalidParameterValue", "Value rh-2 for parameter ReceiptHandle is invalid. Reason: "
+                           "something else", 400)
+    assert _attribution([GONE, Outcome(ChangeOk(), ("CMV-EXPIRED",))], gone_otherwise)[0] == "REDRIVE-DLQ"
+    # where nothing permitted the change to succeed, a ceiling text does not move the blame
+    assert _attribution([GONE], CEILING)[0] == "REDRIVE-DLQ"
+    assert _attribution([Outcome(Ok(), ("DEL-IDEMPOTENT",))], Error("X", "y", 400))[0] == "DEL-IDEMPOTENT"
+
+
+def test_moto_counting_the_ceiling_from_the_send_is_named_so_where_the_message_may_have_moved():
+    """The case a fresh clone's default run reported under REDRIVE-DLQ: moto refuses an extension as beyond the
+    ceiling counted from the send; the model also permitted the message to be in the dead-letter queue."""
+    from adapters.moto_target import MotoTarget
+    from conformance.session import Session
+    from model.values import ChangeMessageVisibility, CreateQueue, ReceiveMessage, SendMessage, SetQueueAttributes
+
+    poll = {"max_messages": 10, "wait_time_seconds": 1}
+    case = [(0.0, CreateQueue("dlq", {})),
+            (0.0, CreateQueue("q", {"VisibilityTimeout": 0, "RedrivePolicy": {"deadLetterTargetQueue": "dlq",
+                                                                               "maxReceiveCount": 2}})),
+            (0.0, SendMessage("q", "m1", delay_seconds=1)), (5.0, ReceiveMessage("q", max_messages=1)),
+            (0.0, SetQueueAttributes("q", {"VisibilityTimeout": 1})), (0.0, ReceiveMessage("q", **poll)),
+            (0.0, ReceiveMessage("q", **poll)), (0.0, ChangeMessageVisibility("q", "rh-2", 43195))]
+    target = MotoTarget()
+    try:
+        session = Session(target, "sqs-standard", run_id="t", case=1, trace=None)
+        for advance, op in case:
+            session.advance(advance)
+            step = session.execute(op)
+    finally:
+        target.close()
+    assert step.divergences and step.divergences[0].rule == "VIS-CEILING-FROM-RECEIVE", step.divergences
