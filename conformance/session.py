@@ -15,7 +15,9 @@ from model import Divergence, Model
 from model.usage import ModelUsageError
 from model.outcomes import Verdict
 from model.state import Hidden, Timing
-from model.values import ChangeOk, CreateQueue, Operation, PeekOk, ReceiveOk, Response, Unknown
+from model.values import (
+    ChangeOk, CreateQueue, GetQueueAttributes, Operation, PeekMessage, PeekOk, ReceiveOk, Response, Unknown,
+)
 
 _WALL_ZERO = time.time() - time.perf_counter()  # wall clock from perf_counter: immune to a faked time.time
 
@@ -40,18 +42,16 @@ class Step:
     reappeared: list[dict[str, Any]] = field(default_factory=list)  # in-flight messages this receive returned
     # What the step showed against the target: the verdict's divergences, and early returns no longer rare
     divergences: tuple[Divergence, ...] = ()
-    # An earlier step of the case diverged and the model followed the target's answer into a state no conforming
-    # queue reaches (a FIFO message received out of order, say): what this step shows may be a consequence of that
-    # divergence. It neither reports a rule nor counts as deciding one. (A wrong error code or attribute value
-    # changes no state, and leaves later steps judged as ever.)
+    # An earlier step of the case diverged where the target may have changed its state otherwise than its answer
+    # says (a FIFO message received out of order; a batch refused after some entries took effect): what this step
+    # shows may be a consequence of that divergence. It neither reports a rule nor counts as deciding one. (A
+    # wrong attribute value or peek changes nothing, and leaves later steps judged as ever.)
     behind: bool = False
 
     @property
     def leads_astray(self) -> bool:
-        """This step diverged, and the state the model follows from here is the target's, not a conforming one."""
-        effects = self.verdict.outcome.effects
-        return bool(self.verdict.divergences) and bool(
-            effects.states or effects.new_messages or effects.handles or effects.queue_changes)
+        """This step diverged on an operation that can change a queue: from here the target's state is its own."""
+        return bool(self.verdict.divergences) and not isinstance(self.op, (GetQueueAttributes, PeekMessage))
 
     @property
     def ends_case(self) -> bool:
