@@ -125,6 +125,7 @@ class Session:
         self._origin = target.clock.now()
         self.max_wait = max_wait
         self.early = early  # the run's count of early returns, as this case feeds it; None: each alone is rare
+        self._astray = False  # a step of this case has led the model astray: every later step is behind it
 
     @property
     def now(self) -> float:
@@ -154,11 +155,12 @@ class Session:
         # One policy for every way a case is played (search, witnesses, confirm, diff, check), decided before the
         # trace line is written: a repeated early return is a divergence there too.
         not_rare = tuple(self.early.divergences(verdict)) if self.early is not None else ()
-        behind = any(s.leads_astray for s in self.steps)
+        behind = self._astray
         step = Step(len(self.steps), op, sent, response, invoke, complete, verdict, self._advanced,
                     self._views(), _reappeared(observed, before, took_effect), verdict.divergences + not_rare, behind)
         self._advanced = 0.0
         self.steps.append(step)
+        self._astray = self._astray or step.leads_astray
         self.tallies.add(verdict, step.divergences, behind)
         if self.trace is not None:
             self.trace.write(self._record(step, wall_invoke, wall_complete, _returned(observed)))
