@@ -42,6 +42,9 @@ MIN_CASES_PER_JOB = 10
 # On a real (or shifted) clock every replay of a case takes its real time, so shrinking the failures of a round
 # stops sooner than Hypothesis' own 300 s: minimal cases there may keep a step or two more.
 REAL_CLOCK_SHRINK_SECONDS = 30.0
+# Trimming a search's findings (virtual clock only) replays each many times; on a slow target (moto answers in
+# milliseconds, a 30-step case is replayed about a hundred times) this is bounded as shrinking is.
+TRIM_SECONDS = 30.0
 
 # Rules no generated sequence can reach, and why (a rule missing here and never exercised is a generator bug).
 NOT_GENERATED = {
@@ -185,11 +188,16 @@ def _trim_search_findings(result: RunResult, target: Target, run_id: str, trace:
     """Hypothesis shrinks a search's case by whole machine steps and draws, on a budget: a finding may keep a step
     or a wait it does not need. On a virtual clock a replay costs nothing, so each is replayed without each step
     and each wait in turn (as witnesses are), judged as the run judged it (its early returns known), and traced,
-    so that the report shows the same minimal case."""
+    so that the report shows the same minimal case. Trimming is bounded as shrinking is: the findings share
+    TRIM_SECONDS, each the share left of it (a long case on a slow target keeps what it has trimmed so far)."""
     from conformance.witness_replay import Replayed, replay_case
     from conformance.witness_trimming import case_of, fewest_steps
 
-    for rule_id, finding in list(result.findings.items()):
+    findings = list(result.findings.items())
+    ends = time.monotonic() + TRIM_SECONDS
+    for position, (rule_id, finding) in enumerate(findings):
+        now = time.monotonic()
+        deadline = now + max(0.0, ends - now) / (len(findings) - position)
         into = Replayed(early=EarlyReturns.known_not_rare(result.early_not_rare))
 
         def still_shows(case, rule_id: str = rule_id, into: Replayed = into) -> list[Step] | None:
@@ -198,7 +206,7 @@ def _trim_search_findings(result: RunResult, target: Target, run_id: str, trace:
             return next((steps for d, steps in shown if d.rule == rule_id), None)
 
         shown_again = still_shows(case_of(finding.steps))
-        steps = fewest_steps(finding.steps, still_shows) if shown_again is not None else None
+        steps = fewest_steps(finding.steps, still_shows, deadline) if shown_again is not None else None
         result.cases, result.steps = result.cases + into.cases, result.steps + into.steps  # they were sent
         result.tallies.merge(into.tallies)
         if steps is None:

@@ -5,6 +5,7 @@ when they did and naming the same handles.
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 
@@ -15,39 +16,73 @@ from conformance.translate import map_handles
 from model.attributes import dead_letter_queue
 from model.values import CreateQueue, Operation
 
+Shows = Callable[[Case], 'list[Step] | None']  # replays a simpler case: the steps that still show, or None
+
 
 def case_of(steps: list[Step]) -> Case:
     return [(step.advanced, step.op) for step in steps]
 
 
-def fewest_steps(steps: list[Step], shows: Callable[[Case], list[Step] | None]) -> list[Step]:
+def fewest_steps(steps: list[Step], shows: Shows, deadline: float | None = None) -> list[Step]:
     """The steps of a case, with every one left out that the case can do without. `shows` replays a simpler case
     and gives the steps that still show what it must (up to the step that shows it), or None. Hypothesis shrinks
     on a budget and may leave a step nothing needs; this tries the case without each step, the last first, then
-    without each wait, then with each queue created without one of its attributes, and starts again after each
-    that still shows, until none does. The steps kept happen when they did (a step left out passes on its wait,
-    and the time it took: a long poll's); a queue is left out only where no other step names it."""
+    without each wait, then with each queue created without one of its attributes; a pass that kept any of
+    these is followed by another, until one keeps none. A kept simplification does not restart the pass (which
+    would make a pass quadratic in the case's length): it goes on from where it is. The steps kept happen when
+    they did (a step left out passes on its wait, and the time it took: a long poll's); a queue is left out only
+    where no other step names it. Past `deadline` (time.monotonic()), the simplest case shown so far is kept."""
+    within = _until(deadline, shows)
     changed = True
     while changed:
         changed = False
-        for simpler in _simpler(steps):
-            shown = shows(simpler)
-            if shown is not None:
-                steps, changed = shown, True
-                break
+        for simplify in (_without_steps, _without_waits, _without_attributes):
+            steps, kept = simplify(steps, within)
+            changed |= kept
     return steps
 
 
-def _simpler(steps: list[Step]) -> Iterator[Case]:
-    for index in range(len(steps) - 1, -1, -1):
-        if not isinstance(steps[index].op, CreateQueue) or not _named_elsewhere(steps, index):
-            yield without_step(steps, index)
-    for index, step in enumerate(steps):  # a wait the divergence does not need (an hour's sleep in a script)
-        if step.advanced:
-            yield [(0.0 if i == index else s.advanced, s.op) for i, s in enumerate(steps)]
-    for index, step in enumerate(steps):
-        if isinstance(step.op, CreateQueue):
-            yield from without_each_attribute(steps, index)
+def _until(deadline: float | None, shows: Shows) -> Shows:
+    """`shows`, until `deadline`; past it, no simpler case is tried (none shows), so trimming ends at once."""
+    if deadline is None:
+        return shows
+    return lambda case: shows(case) if time.monotonic() < deadline else None
+
+
+def _without_steps(steps: list[Step], shows: Shows) -> tuple[list[Step], bool]:
+    kept = False
+    index = len(steps) - 1
+    while index >= 0:
+        if index < len(steps) and (not isinstance(steps[index].op, CreateQueue) or not _named_elsewhere(steps, index)):
+            steps, kept = _keep_if_shown(steps, shows, without_step(steps, index), kept)
+        index -= 1
+    return steps, kept
+
+
+def _without_waits(steps: list[Step], shows: Shows) -> tuple[list[Step], bool]:
+    """Each wait the divergence does not need (an hour's sleep in a script) left out."""
+    kept = False
+    for index in range(len(steps)):
+        if index < len(steps) and steps[index].advanced:
+            zeroed = [(0.0 if i == index else s.advanced, s.op) for i, s in enumerate(steps)]
+            steps, kept = _keep_if_shown(steps, shows, zeroed, kept)
+    return steps, kept
+
+
+def _without_attributes(steps: list[Step], shows: Shows) -> tuple[list[Step], bool]:
+    kept = False
+    for index in range(len(steps)):
+        for simpler in list(without_each_attribute(steps, index)) if index < len(steps) else []:
+            steps, kept_now = _keep_if_shown(steps, shows, simpler, False)
+            if kept_now:
+                kept = True
+                break  # the other attributes of this queue are tried on the next pass, from the simpler case
+    return steps, kept
+
+
+def _keep_if_shown(steps: list[Step], shows: Shows, simpler: Case, kept: bool) -> tuple[list[Step], bool]:
+    shown = shows(simpler)
+    return (shown, True) if shown is not None else (steps, kept)
 
 
 def without_each_attribute(steps: list[Step], index: int) -> Iterator[Case]:

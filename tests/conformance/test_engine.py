@@ -149,6 +149,39 @@ def test_a_search_finding_keeps_no_step_and_no_wait_it_does_not_need():
     assert found.findings["HANDLE-MALFORMED"].divergence.rule == "HANDLE-MALFORMED"
 
 
+
+def test_trimming_stops_at_its_deadline_with_the_simplest_case_shown_so_far():
+    """Trimming replays a case many times; past its deadline it tries nothing more and keeps what it has."""
+    import time
+
+    from conformance.session import Session
+    from conformance.witness_replay import Replayed, replay_case
+    from conformance.witness_trimming import fewest_steps
+    from model.values import CreateQueue, DeleteMessage, SendMessage
+
+    target = WrongMalformedHandleCode("sqs-standard")
+    session = Session(target, "sqs-standard", run_id="t", case=1, trace=None)
+    needed = [SendMessage("q", f"needed-{i}") for i in range(4)]  # as if the divergence needed these
+    for op in [CreateQueue("q", {})] + [SendMessage("q", f"m{i}") for i in range(8)] + needed + [
+            DeleteMessage("q", "not-a-receipt-handle")]:
+        session.execute(op)
+    replays = []
+
+    def shows(case):
+        replays.append(case)
+        if not all(op in [op for _, op in case] for op in needed):
+            return None
+        shown, _ = replay_case(target, "sqs-standard", case, Replayed(), "t", None, len(replays) + 1, frozenset())
+        return next((steps for d, steps in shown if d.rule == "HANDLE-MALFORMED"), None)
+
+    assert fewest_steps(session.steps, shows, deadline=time.monotonic()) == session.steps
+    assert replays == []  # nothing is tried once the deadline has passed
+    trimmed = fewest_steps(session.steps, shows)
+    assert [s.op for s in trimmed[1:-1]] == needed
+    # Each kept simplification goes on from where it is: one pass over the steps, then one that keeps nothing
+    # (restarting the pass after each would try the needed steps again after every step left out: 50 replays).
+    assert len(replays) <= 2 * len(session.steps) + 2
+
 def test_the_trace_marks_hypothesis_final_replay_of_a_failing_case(tmp_path):
     """The private hook that tells the final replay (the minimal case Hypothesis reports) still works: a run that
     shrinks a failure marks exactly the lines of its last replay `final`, and that replay shows the divergence."""
