@@ -65,11 +65,6 @@ def beyond_ceiling(value: object) -> ErrorSpec:
     return _invalid_value("VisibilityTimeout", value, _BEYOND_CEILING)
 
 
-def is_beyond_ceiling(code: str, message: str) -> bool:
-    """An answer whose text says the 12-hour ceiling refused it, whatever the value."""
-    return code == INVALID_PARAMETER_VALUE and _BEYOND_CEILING.rstrip(".") in message
-
-
 def not_available_for_change() -> ErrorSpec:
     return ErrorSpec(
         INVALID_PARAMETER_VALUE,
@@ -150,3 +145,21 @@ def over_limit() -> ErrorSpec:
 
 def purge_in_progress() -> ErrorSpec:
     return ErrorSpec(PURGE_IN_PROGRESS, None, 403, "Only one PurgeQueue operation is allowed every 60 seconds.")
+
+
+# Checks a refusal's text names. Several checks refuse with the same code (InvalidParameterValue); where the
+# evidence records a check's text, an answer carrying that text says which check refused, whatever the value.
+CEILING_CHECK = "the 12-hour ceiling"
+EXPIRY_CHECK = "the handle's expiry"
+GONE_CHECK = "the message's existence"
+RANGE_CHECK = "a parameter's range"
+
+
+def check_named_by(code: str, message: str) -> str | None:
+    """The check whose recorded text a refusal carries, or None."""
+    if code != INVALID_PARAMETER_VALUE:
+        return None
+    texts = ((CEILING_CHECK, _BEYOND_CEILING.rstrip(".")), (EXPIRY_CHECK, "The receipt handle has expired"),
+             (GONE_CHECK, "Message does not exist or is not available for visibility timeout change"),
+             (RANGE_CHECK, "Must be between 1 and 10, if provided"), (RANGE_CHECK, "Must be >= 0 and <= 20"))
+    return next((check for check, text in texts if text in message), None)

@@ -13,7 +13,9 @@ from typing import Protocol
 
 from model import errors
 from model.rules import (
-    BATCH_MAX_ENTRIES, BATCH_PARTIAL, VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET, Certainty, rule,
+    BATCH_MAX_ENTRIES, BATCH_PARTIAL, CMV_DELETED, CMV_EXPIRED, CMV_FIFO_EXPIRED, CMV_STALE, DEL_EXPIRED,
+    DEL_FIFO_EXPIRED, DEL_STALE, RCV_MAX_MESSAGES, RCV_WAIT_RANGE, VIS_CEILING, VIS_CEILING_FROM_RECEIVE,
+    VIS_CEILING_NO_RESET, Certainty, rule,
 )
 from model.state import HandleInfo, Message, MessageState, QueueChange
 from model.values import BatchOk, ChangeOk, EntryFailure, Error, ErrorSpec, Ok, ReceiveOk, Response, SendOk
@@ -242,24 +244,33 @@ class Enumerated:
 
 
 _HANDLE_REJECTIONS = {"ReceiptHandleIsInvalid", "MessageNotExist"}
-_CEILING_RULES = {VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET}
+# The rules that weigh each check a refusal's text can name (model/errors.py), and the rules named where the model
+# permitted the call to succeed without weighing that check at all (no such row: the closest answers decide).
+_RULES_OF_CHECK = {
+    errors.CEILING_CHECK: {VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET},
+    errors.EXPIRY_CHECK: {DEL_EXPIRED, DEL_STALE, DEL_FIFO_EXPIRED, CMV_EXPIRED, CMV_STALE, CMV_FIFO_EXPIRED},
+    errors.GONE_CHECK: {CMV_DELETED},
+    errors.RANGE_CHECK: {RCV_MAX_MESSAGES, RCV_WAIT_RANGE},
+}
+_UNWEIGHED = {errors.CEILING_CHECK: (VIS_CEILING_FROM_RECEIVE, VIS_CEILING)}
 
 
 def _attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
     """The rules an unexpected answer breaks, most specific first. A refusal whose text names the check that made
-    it names that check's rule, where the model permitted the call to succeed: a change refused as beyond the
-    12-hour ceiling, where the ceiling counted from the receive leaves room, breaks VIS-CEILING-FROM-RECEIVE, not
-    whatever else the model permitted there (a message maybe moved to the dead-letter queue). A target that
-    rejects the *handle* breaks the rules of the outcomes that accepted it (a success, or an error about the
-    value); otherwise the outcomes closest to the answer (same error code, then same kind) come first."""
-    if isinstance(observed, Error) and errors.is_beyond_ceiling(observed.code, observed.message):
-        # The ceiling's own reasoning first (which ceiling would have refused: counted from the send, reset...),
-        # where the model weighed the ceiling at this step; else the ceiling counted from elsewhere than the receive.
-        weighed = [o for o in outcomes if _CEILING_RULES & set(o.rules)]
+    it names that check's rules first: those the model weighed at this step (a change refused as beyond the
+    12-hour ceiling, where the model weighed the ceiling counted from the send, names that), or, where the model
+    permitted the call to succeed without weighing the check, the check's own (the ceiling counted from the
+    receive leaves room: VIS-CEILING-FROM-RECEIVE, not whatever else the model permitted there, a message maybe
+    moved to the dead-letter queue). A target that rejects the *handle* breaks the rules of the outcomes that
+    accepted it (a success, or an error about the value); otherwise the outcomes closest to the answer (same
+    error code, then same kind) come first."""
+    check = errors.check_named_by(observed.code, observed.message) if isinstance(observed, Error) else None
+    if check is not None:
+        weighed = [o for o in outcomes if _RULES_OF_CHECK[check] & set(o.rules)]
         if weighed:
             return _ordered_rules(weighed + outcomes)
-        if any(isinstance(o.response, ChangeOk) for o in outcomes):
-            return _ordered_rules([Outcome(observed, (VIS_CEILING_FROM_RECEIVE, VIS_CEILING))] + outcomes)
+        if check in _UNWEIGHED and any(not isinstance(o.response, ErrorSpec) for o in outcomes):
+            return _ordered_rules([Outcome(observed, _UNWEIGHED[check])] + outcomes)
 
     def closeness(outcome: Outcome) -> int:
         expected = outcome.response

@@ -16,6 +16,20 @@ def test_a_ceiling_refusal_where_the_change_could_succeed_names_the_ceiling():
     assert rules[:2] == ("VIS-CEILING-FROM-RECEIVE", "VIS-CEILING")
 
 
+def test_any_refusal_whose_text_names_its_check_names_the_rules_that_weigh_that_check():
+    """The same code (InvalidParameterValue) is every check's: the recorded text says which one refused."""
+    expired = Error("InvalidParameterValue", "Value AQEB for parameter ReceiptHandle is invalid. Reason: The receipt "
+                    "handle has expired.", 400)
+    permitted = [GONE, Outcome(ChangeOk(), ("VIS-EXTEND-NONADDITIVE",)), Outcome(ChangeOk(), ("CMV-STALE",))]
+    assert _attribution(permitted, expired)[0] == "CMV-STALE"  # not the outcome with the same code
+    too_long = Error("InvalidParameterValue", "Value 20 for parameter WaitTimeSeconds is invalid. Reason: Must be "
+                     ">= 0 and <= 20, if provided.", 400)
+    assert _attribution([Outcome(Ok(), ("PURGE-ALL",)), Outcome(Ok(), ("RCV-WAIT-RANGE",))], too_long)[0] == \
+        "RCV-WAIT-RANGE"
+    # a text no check is known by, or a check no permitted answer weighed (without a default), changes nothing
+    assert _attribution(permitted[:2], expired)[0] == "REDRIVE-DLQ"
+
+
 def test_other_refusals_keep_the_closest_permitted_answer_first():
     gone_otherwise = Error("InvalidParameterValue", "Value rh-2 for parameter ReceiptHandle is invalid. Reason: "
                            "something else", 400)
