@@ -30,6 +30,9 @@ PRICE_PER_MILLION = {"standard": 0.40, "fifo": 0.50}
 DEFAULT_TOLERANCE = {"aws": 0.5, "endpoint": 0.5}
 
 
+_PROBE_ATTEMPTS = 3
+
+
 class BudgetExhausted(TargetError):
     """The run reached its --max-requests budget."""
 
@@ -124,7 +127,16 @@ class EndpointTarget(SqsApiTarget):
     def _probe(self) -> None:
         """One cheap request up front, so that a wrong endpoint or missing credentials fail in one line."""
         try:
-            self.client.list_queues(QueueNamePrefix=self.prefix, MaxResults=1)
+            for attempt in range(_PROBE_ATTEMPTS):  # one lost or failed answer is not yet a dead endpoint
+                try:
+                    self.client.list_queues(QueueNamePrefix=self.prefix, MaxResults=1)
+                    return
+                except (botocore.exceptions.ClientError, *UNANSWERED) as error:
+                    failed = not isinstance(error, botocore.exceptions.ClientError) or \
+                        error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400) >= 500
+                    if not failed or attempt == _PROBE_ATTEMPTS - 1:
+                        raise
+                    time.sleep(0.2)
         except botocore.exceptions.NoCredentialsError:
             raise TargetError("no AWS credentials found (boto3 looks in the environment, ~/.aws and --aws-profile)"
                               ) from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from typing import Any
 from collections.abc import Callable
 
@@ -49,6 +50,7 @@ class SqsApiTarget(Target):
         self.prefix = prefix
         self._origin_ms = clock_origin_ms  # the epoch time (ms) of the clock's zero, to express timestamps in it
         self._urls: dict[str, str] = {}
+        self._unanswered_creates: set[str] = set()  # real names of queues whose CreateQueue answer never came
         self._case = 0
         self._arns: dict[str, str] = {}
 
@@ -92,12 +94,16 @@ class SqsApiTarget(Target):
         self._delete_created_queues()
 
     def _delete_created_queues(self) -> None:
-        for url in list(self._urls.values()):
-            try:
-                self.client.delete_queue(QueueUrl=url)
-            except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError):
-                pass  # best effort: `cleanup` finds leftovers by prefix
+        """Every queue this case created, those whose CreateQueue answer was lost included (looked up by name),
+        each delete tried again while its answer does not come: a lost answer must not leave a queue behind."""
+        urls = list(self._urls.values())
+        for name in self._unanswered_creates:
+            reply = _persist(partial(self.client.get_queue_url, QueueName=name))
+            urls += [reply["QueueUrl"]] if reply else []
+        for url in urls:
+            _persist(partial(self.client.delete_queue, QueueUrl=url))  # best effort: `cleanup` finds the rest
         self._urls.clear()
+        self._unanswered_creates.clear()
         self._arns.clear()
 
     # --- queues -----------------------------------------------------------------------------------------------
@@ -133,9 +139,12 @@ class SqsApiTarget(Target):
         params = resolve(call.params, self._resolve)
         if isinstance(op, CreateQueue) and self.tags:
             params["tags"] = self.tags  # so that `cleanup` can tell the suite's queues from others
+        if isinstance(op, CreateQueue):
+            self._unanswered_creates.add(params["QueueName"])  # until its answer comes
         reply = getattr(self.client, call.method)(**params)
         if isinstance(op, CreateQueue):
             self._urls[op.queue] = reply["QueueUrl"]
+            self._unanswered_creates.discard(params["QueueName"])
         return self._answer(op, reply)
 
     def _answer(self, op: Operation, reply: dict[str, Any]) -> Response:
@@ -162,6 +171,27 @@ class SqsApiTarget(Target):
             int(count) if count is not None else None,
             round(int(first) - self._origin_ms()) if first is not None else None,
         )
+
+
+_PERSIST_ATTEMPTS = 4
+
+
+def _persist(request: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+    """A request of the suite's own housekeeping (never one under test), sent again while its answer is lost or
+    the service fails (5xx); None where it is refused or never answered."""
+    for attempt in range(_PERSIST_ATTEMPTS):
+        try:
+            return request()
+        except UNANSWERED:
+            pass
+        except botocore.exceptions.ClientError as error:
+            status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
+            if status < 500 and error.response.get("Error", {}).get("Code") not in _THROTTLED:
+                return None
+        except botocore.exceptions.BotoCoreError:
+            return None
+        time.sleep(0.1 * 2 ** attempt)
+    return None
 
 
 QUERY_ERROR_HEADER = "x-amzn-query-error"

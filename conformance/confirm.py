@@ -47,6 +47,6 @@ def confirm(target: Target, case: FoundCase, max_waiting: float) -> Confirmation
         if case.rule in {r for d in step.divergences for r in d.rules}:
             return Confirmation(case, True, f"diverges at step {step.index + 1} of {len(case.steps)}")
         if step.leads_astray or step.ends_case:  # what follows would be a consequence of another rule's divergence
-            return Confirmation(case, False, f"went another way at step {step.index + 1}: "
-                                             + "; ".join(d.rule for d in step.divergences))
+            why = "; ".join(d.rule for d in step.divergences) or f"no answer ({step.response})"
+            return Confirmation(case, False, f"went another way at step {step.index + 1}: {why}")
     return Confirmation(case, False, "conforms on this target")

@@ -21,6 +21,7 @@ from conformance.hypothesis_hooks import is_final_replay
 from conformance.redelivery import EarlyReturns
 from conformance.session import Session, Step, Tallies
 from conformance.trace import TraceWriter
+from conformance.translate import GARBAGE_HANDLES
 from model import Divergence
 from model.profiles import PROFILES, Profile
 from model.rules import RCV_OVERRIDE, VIS_CEILING
@@ -31,7 +32,6 @@ from model.values import (
 )
 
 MAIN, DEAD_LETTER = "q", "dlq"
-GARBAGE_HANDLES = ("not-a-receipt-handle", "AQEBzWwaftRI0KuVm4tP+/7q1rGgNqicHq/8+Q==")
 TIMEOUTS = (0, 1, 2, 5, 5, 30, 30, 60, 600, 43200, 43201, -1)
 FIXED_ADVANCES = (0.001, 0.5, 1, 5, 30, 61, 300, 3600, 20_000)
 # Under a real clock every wait is slept: short timeouts, short waits (the ceiling is still reached, by values

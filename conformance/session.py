@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from adapters.base import Target, Unsupported
 from conformance.redelivery import CaseEarlyReturns
 from conformance.trace import SCHEMA_VERSION, TraceWriter, encode
-from conformance.translate import IdMap
+from conformance.translate import IdMap, garbage_unless_issued, handles_named
 from model import Divergence, Model
 from model.usage import ModelUsageError
 from model.outcomes import Verdict
@@ -42,16 +42,20 @@ class Step:
     reappeared: list[dict[str, Any]] = field(default_factory=list)  # in-flight messages this receive returned
     # What the step showed against the target: the verdict's divergences, and early returns no longer rare
     divergences: tuple[Divergence, ...] = ()
-    # An earlier step of the case diverged where the target may have changed its state otherwise than its answer
-    # says (a FIFO message received out of order; a batch refused after some entries took effect): what this step
-    # shows may be a consequence of that divergence. It neither reports a rule nor counts as deciding one. (A
-    # wrong attribute value or peek changes nothing, and leaves later steps judged as ever.)
+    # An earlier step of the case diverged, or went unanswered, where the target may have changed its state
+    # otherwise than its answer says (a FIFO message received out of order; a batch refused after some entries
+    # took effect; an attribute change whose answer was lost): what this step shows may be a consequence of
+    # that. It neither reports a rule nor counts as deciding one. (A wrong attribute value or peek changes
+    # nothing, and leaves later steps judged as ever.)
     behind: bool = False
 
     @property
     def leads_astray(self) -> bool:
-        """This step diverged on an operation that can change a queue: from here the target's state is its own."""
-        return bool(self.verdict.divergences) and not isinstance(self.op, (GetQueueAttributes, PeekMessage))
+        """This step diverged, or its answer never came, on an operation that can change a queue: from here the
+        target's state is its own. (An unknown answer keeps every effect the model permits, but a target that
+        does otherwise, such as accepting an attribute value the model refuses, would do so unseen.)"""
+        unseen = bool(self.verdict.divergences) or isinstance(self.response, Unknown)
+        return unseen and not isinstance(self.op, (GetQueueAttributes, PeekMessage))
 
     @property
     def ends_case(self) -> bool:
@@ -139,6 +143,14 @@ class Session:
         self.target.clock.advance(seconds)
         self._advanced += seconds
 
+    def sendable(self, op: Operation) -> Operation | None:
+        """`op` as a stored case can send it here: None where it names a receipt only an answer that never came
+        may have issued (a receive whose reply was lost: nobody can send it, no target could know it); else with
+        every receipt the model names that this replay's target never issued sent as plain garbage."""
+        if any(h in self.model.handles and not self.ids.issued(h) for h in handles_named(op)):
+            return None
+        return garbage_unless_issued(op, self.ids.issued)
+
     def execute(self, op: Operation) -> Step:
         sent = self.ids.op_for_target(op)
         invoke, wall_invoke = self.now, wall_clock()
@@ -211,8 +223,12 @@ def play(session: Session, case: Iterable[tuple[float, Operation]]) -> Iterator[
     """A case's steps on the session's target, each judged as it is done: the one way a stored case is played
     (witnesses, confirm, diff, and check, whose target plays a trace's answers back). It stops after a step that
     leaves the model unable to follow the target (states may differ from there, so later answers would be
-    consequences). An operation the target lacks is left out; a queue it cannot create ends the case."""
-    for advance, op in case:
+    consequences). An operation the target lacks is left out; a queue it cannot create ends the case, and so
+    does a step through a receipt only a lost answer issued (a fault between suite and target)."""
+    for advance, stored in case:
+        op = session.sendable(stored)
+        if op is None:
+            return
         if advance:
             session.advance(advance)
         try:

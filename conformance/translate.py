@@ -6,6 +6,8 @@ The model mints its own ids; a target returns others. An id a target returns for
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from model.outcomes import Outcome
@@ -13,6 +15,18 @@ from model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, DeleteEntry,
     DeleteMessage, DeleteMessageBatch, Operation, PeekOk, ReceivedMessage, ReceiveOk, Response, SendOk,
 )
+
+
+# Handles no queue ever issues: one plain, one shaped like an SQS receipt handle.
+GARBAGE_HANDLES = ("not-a-receipt-handle", "AQEBzWwaftRI0KuVm4tP+/7q1rGgNqicHq/8+Q==")
+_MODEL_ID = re.compile(r"(left-out-)?[a-z]+-\d+")  # how the model names what it mints ("rh-3", "msg-1")
+
+
+def garbage_unless_issued(op: Operation, issued: Callable[[str], bool]) -> Operation:
+    """The operation with every handle named the model's way that the target has not `issued` sent as plain
+    garbage: a target must only ever be sent handles it issued itself, or ones that are garbage to every queue
+    (never 'rh-2', the model's name for a receipt that, in this replay, no receive gave)."""
+    return map_handles(op, lambda h: h if issued(h) or not _MODEL_ID.fullmatch(h) else GARBAGE_HANDLES[0])
 
 
 class IdMap:
@@ -26,6 +40,10 @@ class IdMap:
 
     def model_id(self, target_id: str | None) -> str | None:
         return None if target_id is None else self._to_model.get(target_id)
+
+    def issued(self, model_id: str) -> bool:
+        """Whether the target has answered with this id (a receipt handle of the model's it returned)."""
+        return model_id in self._to_target
 
     def target_id(self, model_id: str) -> str:
         """The target's name for a model id; anything else (a garbage handle) goes through unchanged."""
@@ -71,6 +89,18 @@ class IdMap:
         elif isinstance(observed, ChangeOk) and isinstance(expected, ChangeOk):
             if observed.receipt_handle and expected.receipt_handle and self.model_id(observed.receipt_handle) is None:
                 self.bind(observed.receipt_handle, expected.receipt_handle)
+
+
+def handles_named(op: Operation) -> list[str]:
+    """The receipt handles an operation names."""
+    named: list[str] = []
+
+    def note(handle: str) -> str:
+        named.append(handle)
+        return handle
+
+    map_handles(op, note)
+    return named
 
 
 def map_handles(op: Operation, rename) -> Operation:

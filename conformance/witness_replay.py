@@ -23,8 +23,10 @@ from model.profiles import PROFILES
 from model.validation import batch_errors
 from model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage, DeleteMessageBatch,
-    Operation,
+    Operation, Unknown,
 )
+
+UNANSWERED_RETRIES = 2  # times a witness cut short by a lost answer is tried again as it is
 
 
 @dataclass
@@ -83,7 +85,8 @@ def _replay_one(target: Target, profile: str, pace: str, witness: Witness, into:
     clock a replay costs no waiting, so the case is replayed without each step in turn (`fewest_steps`): the
     probes that saw nothing, and any step the target did not need to go wrong, are left out. Where another
     rule's divergence cut the witness short, or answered in its aim's place, so that its rule was never decided,
-    the aim is tried again other ways (`_other_ways`), each on fresh queues."""
+    the aim is tried again other ways (`_other_ways`), each on fresh queues; where an answer that never came cut
+    it short, the same witness is tried again first."""
     def play(case: Case, counted: bool = True) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
         return replay_case(target, profile, case, into, run_id, trace, next(case_ids), known, counted)
 
@@ -100,6 +103,11 @@ def _replay_one(target: Target, profile: str, pace: str, witness: Witness, into:
 
     shown, steps = play(witness.steps)
     keep(shown)
+    for _ in range(UNANSWERED_RETRIES):  # an answer lost on the way cut it short: such a fault passes
+        if _decides(witness.rule, steps) or not any(isinstance(s.response, Unknown) for s in steps):
+            break
+        shown, steps = play(witness.steps)
+        keep(shown)
     if _decides(witness.rule, steps):
         return
     for case in _other_ways(profile, pace, witness, [s.index for s in steps if s.divergences]):

@@ -4,15 +4,13 @@ when they did and naming the same handles.
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 
 from conformance.cases import Case
-from conformance.machine import GARBAGE_HANDLES
 from conformance.session import Step
-from conformance.translate import map_handles
+from conformance.translate import garbage_unless_issued, map_handles
 from model.attributes import dead_letter_queue
 from model.values import CreateQueue, Operation
 
@@ -120,15 +118,13 @@ def without_step(steps: list[Step], index: int | None, instead: Operation | None
             continue
         op = map_handles(instead if position == index and instead is not None else step.op,
                          lambda h: renamed.get(h, h))
-        op = map_handles(op, lambda h, issued=frozenset(issued): h if h in issued or not _MODEL_ID.fullmatch(h)
-                         else GARBAGE_HANDLES[0])
+        op = garbage_unless_issued(op, frozenset(issued).__contains__)
         case.append((round(max(0.0, step.invoke - done), 6), op))
         issued |= {renamed.get(m, m) for m in step.verdict.outcome.minted}
         done = step.complete
     return case
 
 
-_MODEL_ID = re.compile(r"(left-out-)?[a-z]+-\d+")  # how the model names what it mints ("rh-3", "msg-1")
 
 
 def _renumbered(steps: list[Step], index: int | None) -> dict[str, str]:

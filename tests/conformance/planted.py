@@ -8,7 +8,8 @@ from adapters.model_target import ModelTarget
 from conformance.witnesses import JudgedModel
 from model.values import (
     AttributesOk, BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage,
-    DeleteMessageBatch, Error, GetQueueAttributes, Ok, Operation, Response,
+    DeleteMessageBatch, Error, GetQueueAttributes, Ok, Operation, ReceiveMessage, Response, SetQueueAttributes,
+    Unknown,
 )
 
 
@@ -90,3 +91,39 @@ class LateDeadlines(_OtherTimeout, JudgedModel):
     """On a clock judged as a real one (windows, the 0.5 s tolerance): every message comes back two seconds late."""
 
     DELTA = 2
+
+
+class LostReceiveAnswer(ModelTarget):
+    """The first receive takes effect, but its answer is lost on the way back (a dropped connection)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent: list[Operation] = []
+
+    def execute(self, op: Operation) -> Response:
+        self.sent.append(op)
+        response = super().execute(op)
+        if isinstance(op, ReceiveMessage) and sum(isinstance(o, ReceiveMessage) for o in self.sent) == 1:
+            return Unknown("ConnectionClosedError: planted")
+        return response
+
+
+class DelayOutOfRangeAccepted(ModelTarget):
+    """A DelaySeconds attribute out of range is accepted and kept; answers to `lose_answers_to` are lost."""
+
+    def __init__(self, *args, lose_answers_to: type | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lose_answers_to = lose_answers_to
+        self.kept: dict[str, object] = {}
+
+    def execute(self, op: Operation) -> Response:
+        if isinstance(op, SetQueueAttributes) and op.attributes.get("DelaySeconds", 0) > 900:
+            self.kept[op.queue] = op.attributes["DelaySeconds"]
+            response: Response = Ok()
+        else:
+            response = super().execute(op)
+        if isinstance(op, GetQueueAttributes) and op.queue in self.kept and isinstance(response, AttributesOk):
+            response = AttributesOk({**response.attributes, "DelaySeconds": str(self.kept[op.queue])})
+        if self.lose_answers_to is not None and isinstance(op, self.lose_answers_to):
+            return Unknown("ConnectionClosedError: planted")
+        return response

@@ -195,3 +195,27 @@ def test_the_trace_marks_hypothesis_final_replay_of_a_failing_case(tmp_path):
     final = [r for r in lines if r["case"] in final_cases]
     assert all(r["final"] for r in final) and any(d["rules"][0] == "HANDLE-MALFORMED"
                                                   for r in final for d in r["divergences"])
+
+
+def test_a_trimmed_case_sends_only_handles_an_earlier_kept_step_issued_or_plain_garbage():
+    """Left without the receive that issued a handle, a case must not send the model's own name for it
+    ('rh-1', 'left-out-rh-1'), which a target could never have issued: it sends a handle garbage to every queue."""
+    from adapters.model_target import ModelTarget
+    from conformance.translate import GARBAGE_HANDLES
+    from conformance.session import Session, play
+    from conformance.translate import handles_named
+    from conformance.witness_trimming import without_step
+    from model.values import ChangeMessageVisibility, CreateQueue, DeleteMessage, ReceiveMessage, SendMessage
+
+    session = Session(ModelTarget("sqs-standard"), "sqs-standard", run_id="t", case=1, trace=None)
+    for op in (CreateQueue("q", {}), SendMessage("q", "m1"), SendMessage("q", "m2"), ReceiveMessage("q"),
+               ReceiveMessage("q"), ChangeMessageVisibility("q", "rh-2", 60), DeleteMessage("q", "rh-1")):
+        session.execute(op)
+    sent_as_garbage = 0
+    for index in range(1, len(session.steps)):
+        replayed = Session(ModelTarget("sqs-standard"), "sqs-standard", run_id="t", case=2, trace=None)
+        for step in play(replayed, without_step(session.steps, index)):
+            named = handles_named(step.op)
+            assert all(replayed.ids.issued(h) or h in GARBAGE_HANDLES for h in named), (index, step.op)
+            sent_as_garbage += sum(h in GARBAGE_HANDLES for h in named)
+    assert sent_as_garbage >= 3  # without either send or either receive, a handle it names was never issued

@@ -1,0 +1,103 @@
+"""Soundness under faults between the suite and its target: an answer lost, refused, late or throttled never
+becomes a divergence, and no queue is left behind."""
+
+from __future__ import annotations
+
+from conformance.session import Session, play
+from model.values import CreateQueue, DeleteMessage, ReceiveMessage, SendMessage, Unknown
+from tests.conformance.planted import LostReceiveAnswer
+
+
+def test_a_receipt_only_a_lost_answer_issued_is_never_sent():
+    """The receive took effect, but its answer never came: the model knows the receipt it may have issued, the
+    suite never saw it. A case that goes on through that receipt stops there, judged up to the lost answer."""
+    target = LostReceiveAnswer("sqs-standard")
+    session = Session(target, "sqs-standard", run_id="t", case=1, trace=None)
+    case = [(0.0, CreateQueue("q", {})), (0.0, SendMessage("q", "m1")), (0.0, ReceiveMessage("q")),
+            (0.0, DeleteMessage("q", "rh-1"))]
+    steps = list(play(session, case))
+    assert isinstance(steps[-1].response, Unknown) and "rh-1" in session.model.handles
+    assert [type(s.op).__name__ for s in steps] == ["CreateQueue", "SendMessage", "ReceiveMessage"]
+    assert not any(isinstance(op, DeleteMessage) for op in target.sent)
+    assert not any(s.divergences for s in steps)
+
+
+def test_what_follows_a_lost_answer_to_a_change_reports_nothing_and_decides_nothing():
+    """A target that accepts an attribute value the model refuses, where that answer is lost: the next attribute
+    read shows the value, a consequence nobody saw happen. Nothing after the unknown step is reported or decided;
+    the same read after a refusal that did come back is judged as ever."""
+    from conformance.witness_replay import Replayed, replay_case
+    from model.values import GetQueueAttributes, SetQueueAttributes
+    from tests.conformance.planted import DelayOutOfRangeAccepted
+
+    case = [(0.0, CreateQueue("q", {})), (0.0, SetQueueAttributes("q", {"DelaySeconds": 901})),
+            (0.0, GetQueueAttributes("q"))]
+    lost = DelayOutOfRangeAccepted("sqs-standard", lose_answers_to=SetQueueAttributes)
+    shown, steps = replay_case(lost, "sqs-standard", case, Replayed(), "t", None, 1, frozenset())
+    assert isinstance(steps[1].response, Unknown) and steps[2].behind and shown == []
+    assert steps[2].verdict.divergences  # the read does diverge: it is only not reported
+    heard = DelayOutOfRangeAccepted("sqs-standard")
+    shown, _ = replay_case(heard, "sqs-standard", case, Replayed(), "t", None, 1, frozenset())
+    assert [d.rule for d, _ in shown] == ["DELAY-HIDES"]
+
+
+# --- through a fault-injecting proxy, against moto's server ------------------------------------------------------
+
+import boto3  # noqa: E402
+import pytest  # noqa: E402
+
+from tests.fault_proxy import FAULTS, FaultProxy  # noqa: E402
+
+FAULT_RATE = 0.05
+JOBS = 8
+
+
+@pytest.fixture(scope="module")
+def moto_server():
+    from adapters.emulators import start_moto_server
+
+    server = start_moto_server()
+    yield server
+    server.stop()
+
+
+def _witnesses_through(server, faults: tuple[str, ...], rate: float, seed: int):
+    """The witnesses of sqs-standard through a proxy doing `faults`: the rules reported, the faults done, and the
+    queues of the run still on the server afterwards."""
+    from adapters.endpoint import EndpointTarget
+    from conformance.runner import run
+
+    with FaultProxy(server.url, faults, rate=rate, seed=seed) as proxy:
+        # Connections side by side, as a real-clock run makes them, so that the witnesses' waits overlap.
+        targets = [EndpointTarget(endpoint_url=proxy.url, local_credentials=True) for _ in range(JOBS)]
+        try:
+            result = run(targets, "sqs-standard", witnesses=True, search=False)
+        finally:
+            for target in targets:
+                target.close()
+    client = boto3.client("sqs", endpoint_url=server.url, region_name="us-east-1", aws_access_key_id="testing",
+                          aws_secret_access_key="testing")
+    left = [url for target in targets for url in client.list_queues(QueueNamePrefix=target.prefix).get("QueueUrls", [])]
+    return set(result.findings), proxy.done, left
+
+
+@pytest.fixture(scope="module")
+def fault_free(moto_server):
+    rules, _, left = _witnesses_through(moto_server, FAULTS, 0.0, 0)
+    assert rules and left == []
+    return rules
+
+
+@pytest.mark.xdist_group("faults")
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_run_through_faults_reports_no_rule_the_fault_free_run_does_not(moto_server, fault_free, fault):
+    """Each kind of fault, on 5% of the requests: no rule is reported that the fault-free run does not report (a
+    lost answer is no divergence, nor is what follows it), and every queue the run created is deleted, those
+    whose CreateQueue answer was lost included. A throttled request is sent again and a witness cut short by a
+    lost answer is played again, so a rule goes missing only where faults struck its witness every time."""
+    rules, done, left = _witnesses_through(moto_server, (fault,), FAULT_RATE, seed=1)
+    assert done[fault] > 0  # the faults did happen
+    assert rules <= fault_free, f"reported only under {fault}: {sorted(rules - fault_free)}"
+    assert left == []
+    assert len(fault_free - rules) <= (0 if fault in ("throttle", "slow") else 1), \
+        f"lost under {fault}: {sorted(fault_free - rules)}"
