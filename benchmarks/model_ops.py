@@ -4,7 +4,7 @@ The model sits inside every step of every run, so it must be cheap. Three figure
 process: the model acting as a queue (`step`), the model checking those answers (`observe`, what the engine
 does at every step), and a bare dict-based queue with none of the semantics as the baseline.
 
-    python benchmarks/model_ops.py [--ops N] [--profile NAME]
+    python benchmarks/model_ops.py [--ops N] [--profile NAME] [--backlog N ...]
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from model.values import (  # noqa: E402
 )
 
 
-BACKLOG = 10  # a generated conformance run holds a handful of messages per queue; sends stop past this
+BACKLOGS = (10, 100, 1000)  # messages a queue holds at most (sends stop past it): a run holds about ten; the
+# cost of an operation should not grow with the messages it does not touch
 
 
 def workload(n: int, seed: int = 7):
@@ -33,7 +34,7 @@ def workload(n: int, seed: int = 7):
     return [(rng.choice(kinds), rng.choice([0, 5, 30, 60, 600]), rng.choice([0, 0.5, 1, 10])) for _ in range(n)]
 
 
-def run_model(profile: str, ops) -> tuple[float, float]:
+def run_model(profile: str, ops, backlog: int) -> tuple[float, float]:
     """Seconds for the model acting as the queue, then for a second model checking those answers."""
     target = Model(profile)
     attrs = {"FifoQueue": "true", "ContentBasedDeduplication": "true"} if target.profile.fifo else {}
@@ -52,7 +53,7 @@ def run_model(profile: str, ops) -> tuple[float, float]:
     for i, (kind, value, advance) in enumerate(ops):
         now += advance
         if kind == "send":
-            if len(target.queues["q"].message_ids) < BACKLOG:
+            if len(target.queues["q"].message_ids) < backlog:
                 do(SendMessage("q", f"m{i}", group_id=f"g{i % 8}" if target.profile.fifo else None))
         elif kind == "receive":
             handles += [m.receipt_handle for m in do(ReceiveMessage("q", **receive_kw)).messages]
@@ -71,7 +72,7 @@ def run_model(profile: str, ops) -> tuple[float, float]:
     return as_queue, time.perf_counter() - start
 
 
-def run_baseline(ops) -> float:
+def run_baseline(ops, backlog: int) -> float:
     """The same mix on a dict of message -> visible-at, with no outcome sets, rules or validation."""
     visible_at: dict[str, float] = {}
     in_flight: dict[str, str] = {}
@@ -81,7 +82,7 @@ def run_baseline(ops) -> float:
     for i, (kind, value, advance) in enumerate(ops):
         now += advance
         if kind == "send":
-            if len(visible_at) < BACKLOG:
+            if len(visible_at) < backlog:
                 visible_at[f"m{i}"] = now
         elif kind == "receive":
             got = [m for m, t in visible_at.items() if t <= now][:10]
@@ -103,18 +104,21 @@ def run_baseline(ops) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", type=int, default=100_000)
+    parser.add_argument("--ops", type=int, default=50_000)
     parser.add_argument("--profile", default="all")
+    parser.add_argument("--backlog", type=int, action="append", help=f"[default: {', '.join(map(str, BACKLOGS))}]")
     args = parser.parse_args()
     ops = workload(args.ops)
     profiles = ["sqs-standard", "sqs-fifo", "sqs-2008", "smq"] if args.profile == "all" else [args.profile]
-    baseline = args.ops / run_baseline(ops)
-    print(f"baseline dict queue: {baseline:,.0f} ops/s ({args.ops:,} ops)")
-    for profile in profiles:
-        as_queue, checking = run_model(profile, ops)
-        step, observe = args.ops / as_queue, args.ops / checking
-        print(f"{profile:13s} model as queue: {step:9,.0f} ops/s   model as checker: {observe:9,.0f} ops/s   "
-              f"(queue = {step / baseline:.3f} x baseline)")
+    for backlog in args.backlog or BACKLOGS:
+        baseline = args.ops / run_baseline(ops, backlog)
+        print(f"backlog {backlog:5d}: baseline dict queue {baseline:,.0f} ops/s ({args.ops:,} ops)")
+        for profile in profiles:
+            as_queue, checking = run_model(profile, ops, backlog)
+            step, observe = args.ops / as_queue, args.ops / checking
+            print(f"  {profile:13s} model as queue: {step:9,.0f} ops/s ({1e6 / step:5.1f} us/op)   "
+                  f"as checker: {observe:9,.0f} ops/s ({1e6 / observe:5.1f} us/op)   "
+                  f"(queue = {step / baseline:.3f} x baseline)")
 
 
 if __name__ == "__main__":

@@ -96,9 +96,9 @@ def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs
 @click.option("--witnesses-only", is_flag=True,
               help="only the witnesses: every reachable rule checked once, in about a minute on a real clock")
 @click.option("--budget", type=click.FloatRange(0, 7 * 86400), default=None, metavar="SECONDS",
-              help="search until this much time has passed since the start, past coverage, for more divergences; "
-                   "0 stops once no round finds anything new [default: 40 on a virtual clock, 180 on a real or "
-                   "moved one]")
+              help="search until this much time has passed since the start, past coverage, for more divergences "
+                   "(on a virtual clock, trimming the findings included); 0 stops once no round finds anything "
+                   "new [default: 40 on a virtual clock, 180 on a real or moved one]")
 @click.option("--baseline", "baseline_file", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="known divergences (a file --write-baseline wrote): exit 1 only on a divergence not in it")
 @click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False, path_type=Path), default=None,

@@ -42,9 +42,14 @@ MIN_CASES_PER_JOB = 10
 # On a real (or shifted) clock every replay of a case takes its real time, so shrinking the failures of a round
 # stops sooner than Hypothesis' own 300 s: minimal cases there may keep a step or two more.
 REAL_CLOCK_SHRINK_SECONDS = 30.0
+# On a virtual clock a round's failures are shrunk for at most this (Hypothesis' own cap is 300 s per round, which
+# a run replaying a database of earlier failures would pay each round): its findings are trimmed afterwards.
+VIRTUAL_CLOCK_SHRINK_SECONDS = 20.0
 # Trimming a search's findings (virtual clock only) replays each many times; on a slow target (moto answers in
-# milliseconds, a 30-step case is replayed about a hundred times) this is bounded as shrinking is.
+# milliseconds, a 30-step case is replayed about a hundred times) this is bounded as shrinking is, and comes out
+# of the run's budget: the search leaves it up to a quarter of the budget, and it gets at least TRIM_MIN_SECONDS.
 TRIM_SECONDS = 30.0
+TRIM_MIN_SECONDS = 5.0
 
 # Rules no generated sequence can reach, and why (a rule missing here and never exercised is a generator bug).
 NOT_GENERATED = {
@@ -127,9 +132,10 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     more with fresh seeds (derived from `seed`, so a seeded run stays reproducible). Without `shrink`, each
     divergence is reported as first found (cheaper, longer cases). Rules in `tolerate` are known divergences:
     counted in the tallies, never reported or shrunk. `shrink_seconds` caps the time spent shrinking a round's
-    failures (default: Hypothesis' own under a virtual clock, REAL_CLOCK_SHRINK_SECONDS else). With a
-    `budget` (seconds from the start of the run), the search goes on with fresh rounds until it is spent, past
-    coverage, for divergences no round so far has shown; a round under way is finished, never cut.
+    failures (default: VIRTUAL_CLOCK_SHRINK_SECONDS under a virtual clock, REAL_CLOCK_SHRINK_SECONDS else).
+    With a `budget` (seconds from the start of the run), the search goes on with fresh rounds until it is spent,
+    past coverage, for divergences no round so far has shown; a round under way is finished, never cut. On a
+    virtual clock the budget also covers the trimming of the search's findings, which it leaves time for.
 
     Several targets (independent connections to one service) run as concurrent jobs in threads, each with its
     own queues and seeds and its share of each round's `examples`, so that the waits of a real clock overlap.
@@ -152,15 +158,19 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     share = max(-(-examples // len(jobs)), min(examples, MIN_CASES_PER_JOB))
 
     exercised: set[str] = set()  # by the witnesses: coverage rounds need not chase these
-    deadline = None if budget is None else time.monotonic() + budget
+    started = time.monotonic()
+    trimming = search and shrink and targets[0].clock.kind == "virtual"
+    reserve = min(TRIM_SECONDS, budget / 4) if trimming and budget is not None else 0.0
+    deadline = None if budget is None else started + budget - reserve  # the search's: trimming gets the rest
 
     def one_job(index: int) -> RunResult:
         job_seed = None if seed is None else seed + 1000 * index
         return _rounds(jobs[index], share, job_seed, steps_per_case, database, max_rounds, coverage_rounds,
                        shrink, exercised, deadline)
 
-    if shrink_seconds is None and any(t.clock.kind != "virtual" for t in targets):
-        shrink_seconds = REAL_CLOCK_SHRINK_SECONDS
+    if shrink_seconds is None:
+        virtual = all(t.clock.kind == "virtual" for t in targets)
+        shrink_seconds = VIRTUAL_CLOCK_SHRINK_SECONDS if virtual else REAL_CLOCK_SHRINK_SECONDS
     results = []
     try:
         with shrinking_at_most(shrink_seconds):
@@ -175,8 +185,9 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
                     results += pool.map(one_job, range(len(jobs)))
         result = merged(run_id, targets[0], profile, results)
         result.early_not_rare = early.not_rare()
-        if search and shrink and targets[0].clock.kind == "virtual":
-            _trim_search_findings(result, targets[0], run_id, trace, case_ids)
+        if trimming:
+            ends = None if budget is None else started + budget
+            _trim_search_findings(result, targets[0], run_id, trace, case_ids, ends)
     finally:
         if trace is not None:
             trace.close()
@@ -184,17 +195,20 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
 
 
 def _trim_search_findings(result: RunResult, target: Target, run_id: str, trace: TraceWriter | None,
-                          case_ids) -> None:
+                          case_ids, budget_ends: float | None = None) -> None:
     """Hypothesis shrinks a search's case by whole machine steps and draws, on a budget: a finding may keep a step
     or a wait it does not need. On a virtual clock a replay costs nothing, so each is replayed without each step
     and each wait in turn (as witnesses are), judged as the run judged it (its early returns known), and traced,
     so that the report shows the same minimal case. Trimming is bounded as shrinking is: the findings share
-    TRIM_SECONDS, each the share left of it (a long case on a slow target keeps what it has trimmed so far)."""
+    TRIM_SECONDS, or what is left of the run's budget (`budget_ends`, at least TRIM_MIN_SECONDS), each the share
+    left of it (a long case on a slow target keeps what it has trimmed so far)."""
     from conformance.witness_replay import Replayed, replay_case
     from conformance.witness_trimming import case_of, fewest_steps
 
     findings = list(result.findings.items())
-    ends = time.monotonic() + TRIM_SECONDS
+    now = time.monotonic()
+    ends = now + (TRIM_SECONDS if budget_ends is None else
+                  min(TRIM_SECONDS, max(TRIM_MIN_SECONDS, budget_ends - now)))
     for position, (rule_id, finding) in enumerate(findings):
         now = time.monotonic()
         deadline = now + max(0.0, ends - now) / (len(findings) - position)

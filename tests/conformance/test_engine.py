@@ -61,12 +61,12 @@ def test_concurrent_jobs_share_findings_and_keep_their_cases_apart(tmp_path):
 
 
 
-def test_on_a_clock_that_is_not_virtual_shrinking_is_capped_and_restored_after():
+def test_shrinking_is_capped_for_the_clock_and_restored_after():
     from hypothesis.internal.conjecture import engine
 
     from adapters.base import VirtualClock
     from adapters.model_target import ModelTarget
-    from conformance.runner import REAL_CLOCK_SHRINK_SECONDS, run
+    from conformance.runner import REAL_CLOCK_SHRINK_SECONDS, VIRTUAL_CLOCK_SHRINK_SECONDS, run
 
     class ShiftedModel(ModelTarget):
         """The model, its clock labelled as a moved one, noting the shrinking cap in force at each step."""
@@ -86,6 +86,18 @@ def test_on_a_clock_that_is_not_virtual_shrinking_is_capped_and_restored_after()
     target.reset()
     run(target, "sqs-standard", examples=2, seed=1, steps_per_case=5, coverage_rounds=0)
     assert target.seen == {REAL_CLOCK_SHRINK_SECONDS}
+    assert engine.MAX_SHRINKING_SECONDS == before
+
+    class VirtualModel(ModelTarget):
+        seen: set = set()
+
+        def execute(self, op):
+            self.seen.add(engine.MAX_SHRINKING_SECONDS)
+            return super().execute(op)
+
+    virtual = VirtualModel("sqs-standard")
+    run(virtual, "sqs-standard", examples=2, seed=1, steps_per_case=5, coverage_rounds=0)
+    assert virtual.seen == {VIRTUAL_CLOCK_SHRINK_SECONDS} and VIRTUAL_CLOCK_SHRINK_SECONDS < before
     assert engine.MAX_SHRINKING_SECONDS == before
 
 
