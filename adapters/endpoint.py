@@ -19,7 +19,7 @@ import botocore.exceptions
 from botocore.config import Config
 
 from adapters.base import RealClock, ShiftedClock, TargetError, redact
-from adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget
+from adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget, worth_another_try
 
 RUN_TAG = "sqs-conformance-run"
 QUEUE_PREFIX = "sqsconf-"
@@ -30,7 +30,7 @@ PRICE_PER_MILLION = {"standard": 0.40, "fifo": 0.50}
 DEFAULT_TOLERANCE = {"aws": 0.5, "endpoint": 0.5}
 
 
-_PROBE_ATTEMPTS = 3
+_PROBE_ATTEMPTS = 4
 
 
 class BudgetExhausted(TargetError):
@@ -132,11 +132,9 @@ class EndpointTarget(SqsApiTarget):
                     self.client.list_queues(QueueNamePrefix=self.prefix, MaxResults=1)
                     return
                 except (botocore.exceptions.ClientError, *UNANSWERED) as error:
-                    failed = not isinstance(error, botocore.exceptions.ClientError) or \
-                        error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400) >= 500
-                    if not failed or attempt == _PROBE_ATTEMPTS - 1:
+                    if not worth_another_try(error) or attempt == _PROBE_ATTEMPTS - 1:
                         raise
-                    time.sleep(0.2)
+                    time.sleep(0.2 * 2 ** attempt)
         except botocore.exceptions.NoCredentialsError:
             raise TargetError("no AWS credentials found (boto3 looks in the environment, ~/.aws and --aws-profile)"
                               ) from None

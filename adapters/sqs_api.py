@@ -177,21 +177,27 @@ _PERSIST_ATTEMPTS = 4
 
 
 def _persist(request: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
-    """A request of the suite's own housekeeping (never one under test), sent again while its answer is lost or
-    the service fails (5xx); None where it is refused or never answered."""
+    """A request of the suite's own housekeeping (never one under test), sent again while its answer is lost, the
+    service fails (5xx) or throttles; None where it is refused or never answered."""
     for attempt in range(_PERSIST_ATTEMPTS):
         try:
             return request()
-        except UNANSWERED:
-            pass
-        except botocore.exceptions.ClientError as error:
-            status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
-            if status < 500 and error.response.get("Error", {}).get("Code") not in _THROTTLED:
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as error:
+            if not worth_another_try(error):
                 return None
-        except botocore.exceptions.BotoCoreError:
-            return None
         time.sleep(0.1 * 2 ** attempt)
     return None
+
+
+def worth_another_try(error: Exception) -> bool:
+    """Whether a request of the suite's own housekeeping may succeed if sent again: its answer was lost, or the
+    service failed (5xx) or throttled it."""
+    if isinstance(error, UNANSWERED):
+        return True
+    if isinstance(error, botocore.exceptions.ClientError):
+        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
+        return status >= 500 or error.response.get("Error", {}).get("Code") in _THROTTLED
+    return False
 
 
 QUERY_ERROR_HEADER = "x-amzn-query-error"
