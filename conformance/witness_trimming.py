@@ -125,8 +125,6 @@ def without_step(steps: list[Step], index: int | None, instead: Operation | None
     return case
 
 
-
-
 def _renumbered(steps: list[Step], index: int | None) -> dict[str, str]:
     """The model names what it mints in order ("rh-3": the third handle). Without the step at `index`, what is
     minted after it takes the next number down, so that later steps still name the same handles; what that step

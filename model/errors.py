@@ -50,12 +50,16 @@ def attribute_out_of_range(name: str, value: object) -> ErrorSpec:
     return ErrorSpec(INVALID_ATTRIBUTE_VALUE, None, 400, f"Invalid value for the parameter {name}.")
 
 
+_MAX_MESSAGES_RANGE = "Must be between 1 and 10, if provided."
+_WAIT_RANGE = "Must be >= 0 and <= 20, if provided."
+
+
 def max_messages_out_of_range(value: object) -> ErrorSpec:
-    return _invalid_value("MaxNumberOfMessages", value, "Must be between 1 and 10, if provided.")
+    return _invalid_value("MaxNumberOfMessages", value, _MAX_MESSAGES_RANGE)
 
 
 def wait_out_of_range(value: object) -> ErrorSpec:
-    return _invalid_value("WaitTimeSeconds", value, "Must be >= 0 and <= 20, if provided.")
+    return _invalid_value("WaitTimeSeconds", value, _WAIT_RANGE)
 
 
 _BEYOND_CEILING = "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]."
@@ -65,23 +69,25 @@ def beyond_ceiling(value: object) -> ErrorSpec:
     return _invalid_value("VisibilityTimeout", value, _BEYOND_CEILING)
 
 
+_NOT_AVAILABLE = "Message does not exist or is not available for visibility timeout change"
+_EXPIRED = "The receipt handle has expired"
+
+
 def not_available_for_change() -> ErrorSpec:
     return ErrorSpec(
         INVALID_PARAMETER_VALUE,
-        r"Value .+ for parameter ReceiptHandle is invalid\. Reason: Message does not exist or is not available "
-        rf"for visibility timeout change{_DOT}",
+        rf"Value .+ for parameter ReceiptHandle is invalid\. Reason: {re.escape(_NOT_AVAILABLE)}{_DOT}",
         400,
-        "Value <handle> for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not "
-        "available for visibility timeout change.",
+        f"Value <handle> for parameter ReceiptHandle is invalid. Reason: {_NOT_AVAILABLE}.",
     )
 
 
 def handle_expired() -> ErrorSpec:
     return ErrorSpec(
         INVALID_PARAMETER_VALUE,
-        rf"(Value .+ for parameter ReceiptHandle is invalid\. Reason: )?The receipt handle has expired{_DOT}",
+        rf"(Value .+ for parameter ReceiptHandle is invalid\. Reason: )?{re.escape(_EXPIRED)}{_DOT}",
         400,
-        "Value <handle> for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.",
+        f"Value <handle> for parameter ReceiptHandle is invalid. Reason: {_EXPIRED}.",
     )
 
 
@@ -159,7 +165,6 @@ def check_named_by(code: str, message: str) -> str | None:
     """The check whose recorded text a refusal carries, or None."""
     if code != INVALID_PARAMETER_VALUE:
         return None
-    texts = ((CEILING_CHECK, _BEYOND_CEILING.rstrip(".")), (EXPIRY_CHECK, "The receipt handle has expired"),
-             (GONE_CHECK, "Message does not exist or is not available for visibility timeout change"),
-             (RANGE_CHECK, "Must be between 1 and 10, if provided"), (RANGE_CHECK, "Must be >= 0 and <= 20"))
-    return next((check for check, text in texts if text in message), None)
+    texts = ((CEILING_CHECK, _BEYOND_CEILING), (EXPIRY_CHECK, _EXPIRED), (GONE_CHECK, _NOT_AVAILABLE),
+             (RANGE_CHECK, _MAX_MESSAGES_RANGE), (RANGE_CHECK, _WAIT_RANGE))
+    return next((check for check, text in texts if text.rstrip(".") in message), None)
