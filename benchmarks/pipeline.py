@@ -4,7 +4,7 @@ For each corpus size it prints:
 - end to end: `sqs-conformance report CORPUS --out DIR` as a user runs it, JVM start included; then the same
   command again, when the tables already hold the corpus (what a CI job refreshing the report pays);
 - steady state: the same job in an already started and warmed SparkSession (JSON parsing, the tables, the
-  report), events/s;
+  report), events/s, and the time of each of its phases;
 - the DuckDB baseline: the same lines read with an explicit schema into Parquet steps and the matrix table;
 - steady ratio = Spark events/s ÷ DuckDB events/s;
 - a rerun with nothing new (the tables are kept: only the derived tables and the report are rebuilt).
@@ -78,11 +78,11 @@ def end_to_end(folder: Path, out: Path, master: str | None) -> float:
     return time.perf_counter() - start
 
 
-def steady(spark, folder: Path, out: Path) -> float:
+def steady(spark, folder: Path, out: Path, phases: dict[str, float] | None = None) -> float:
     from reports.job import build
 
     start = time.perf_counter()
-    build(spark, [str(folder)], str(out))
+    build(spark, [str(folder)], str(out), phases)
     return time.perf_counter() - start
 
 
@@ -143,8 +143,11 @@ def main() -> None:
             print(f"  end to end (JVM start included): {e2e:6.1f} s", flush=True)
             again = end_to_end(folder, work / f"e2e-{events}", args.master)
             print(f"  the same again, tables kept:     {again:6.1f} s  (nothing new to parse)", flush=True)
-            warm = steady(spark, folder, work / f"steady-{events}")
+            phases: dict[str, float] = {}
+            warm = steady(spark, folder, work / f"steady-{events}", phases)
             print(f"  steady state, Spark:              {warm:6.1f} s  {events / warm:>10,.0f} events/s", flush=True)
+            for name, seconds in phases.items():
+                print(f"    {name + ':':34s}{seconds:6.1f} s  ({seconds / warm:4.0%})")
             rerun = steady(spark, folder, work / f"steady-{events}")
             baseline = duckdb_baseline(folder, work / f"duckdb-{events}")
             print(f"  baseline, DuckDB:                 {baseline:6.1f} s  {events / baseline:>10,.0f} events/s")

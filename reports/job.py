@@ -7,6 +7,9 @@ Run it as `sqs-conformance report TRACES… --out DIR`, or under spark-submit:
 from __future__ import annotations
 
 import datetime
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -28,24 +31,43 @@ class Summary:
     divergences: int
 
 
-def build(spark: SparkSession, inputs: list[str], out: str) -> Summary:
+def build(spark: SparkSession, inputs: list[str], out: str, phases: dict[str, float] | None = None) -> Summary:
+    """The job. With `phases`, the seconds each phase took are added to it (benchmarks/pipeline.py prints them)."""
+    timed = _Phases(phases if phases is not None else {})
     store = f"{out}/tables"
-    traces = ingest.find_traces(spark, inputs)
-    fresh = ingest.ingest(spark, traces, store)
+    with timed("find and parse new traces into steps"):
+        traces = ingest.find_traces(spark, inputs)
+        fresh = ingest.ingest(spark, traces, store)
     every_step = ingest.steps(spark, store)
     steps = every_step.select(*tables.COLUMNS).cache()
     try:
         derived = {"matrix": tables.matrix(steps), "divergences": tables.divergences(steps),
                    "timing": tables.timing(steps)}
         for name, frame in derived.items():
-            frame.write.mode("overwrite").parquet(f"{store}/{name}")
-        data = _collect(spark, store, steps, every_step)
+            with timed(f"table {name}"):
+                frame.write.mode("overwrite").parquet(f"{store}/{name}")
+        with timed("collect the report's data"):
+            data = _collect(spark, store, steps, every_step)
     finally:
         steps.unpersist()
     report, xml = f"{out}/report.html", f"{out}/junit.xml"
-    files.write_text(spark, report, page.render(data))
-    files.write_text(spark, xml, junit.render(data.matrix, data.divergences))
+    with timed("render report.html and junit.xml"):
+        files.write_text(spark, report, page.render(data))
+        files.write_text(spark, xml, junit.render(data.matrix, data.divergences))
     return Summary(report, xml, len(traces), len(fresh), data.steps, data.quarantined, len(data.divergences))
+
+
+@dataclass
+class _Phases:
+    seconds: dict[str, float]
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
 
 def _rows(frame: DataFrame) -> list[dict]:
