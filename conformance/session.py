@@ -89,6 +89,8 @@ class Tallies:
             tally = self.rules.setdefault(rule_id, RuleTally())
             tally.exercised += 1
             tally.decisive += rule_id in decided
+            if behind:
+                continue  # behind another step's divergence: neither conforming nor diverging, as in the report
             if rule_id in diverged:
                 tally.diverging += 1
             elif rule_id in noted:
@@ -281,6 +283,8 @@ def _rebase(response: Response, origin: float) -> Response:
 
 
 def _verdict_name(step: Step) -> str:
+    if step.behind:  # after a step that led the model astray: it showed what `divergences` says, and decides nothing
+        return "behind"
     if step.divergences:
         return "divergence"
     if isinstance(step.response, Unknown):

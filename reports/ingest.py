@@ -170,7 +170,9 @@ def rows_of(lines: DataFrame) -> DataFrame:
         F.coalesce("rules", F.array().cast("array<string>")).alias("rules"),
         # Schema 3 records which rules a step could have caught broken; older traces did not, so none count.
         F.coalesce("decisive", F.array().cast("array<string>")).alias("decisive"),
-        F.coalesce("divergences", F.array().cast(ArrayType(_DIVERGENCE))).alias("divergences"),
+        # A step behind another's divergence shows its consequences: they are no divergence of their own.
+        F.when(F.col("verdict") == "behind", F.array().cast(ArrayType(_DIVERGENCE)))
+        .otherwise(F.coalesce("divergences", F.array().cast(ArrayType(_DIVERGENCE)))).alias("divergences"),
         "views", F.coalesce("returned", F.array().cast("array<string>")).alias("returned"), "reappeared",
         bad.alias("quarantined"), "problem",
         F.when(bad, F.substring(F.coalesce(F.col(CORRUPT), F.to_json(F.struct("run_id", "case", "step"))), 1,

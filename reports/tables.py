@@ -31,13 +31,15 @@ def matrix(steps: DataFrame) -> DataFrame:
                 .withColumn("diverging", F.array_contains("diverged", F.col("rule")))
                 .withColumn("decided", F.col("diverging") | (F.array_contains("decisive", F.col("rule"))
                                                               & (F.col("verdict") != "unknown")))
-                .withColumn("uncertain", ~F.col("diverging") & (F.col("verdict") == "unknown")))
+                .withColumn("uncertain", ~F.col("diverging") & (F.col("verdict") == "unknown"))
+                # behind another step's divergence: exercised, and nothing more (neither conforming nor diverging)
+                .withColumn("conforming", ~F.col("diverging") & ~F.col("uncertain") & (F.col("verdict") != "behind")))
     return (per_rule.groupBy(*TARGET, "rule")
             .agg(F.count(F.lit(1)).alias("exercised"),
                  F.sum(F.col("decided").cast("long")).alias("decisive"),
                  F.sum(F.col("diverging").cast("long")).alias("diverging"),
-                 F.sum(F.col("uncertain").cast("long")).alias("uncertain"))
-            .withColumn("conforming", F.col("exercised") - F.col("diverging") - F.col("uncertain")))
+                 F.sum(F.col("uncertain").cast("long")).alias("uncertain"),
+                 F.sum(F.col("conforming").cast("long")).alias("conforming")))
 
 
 def case_lengths(steps: DataFrame) -> DataFrame:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SCHEMA_VERSION = 4  # 2 added `views`, `returned` and `reappeared`; 3 `decisive`; 4 `counted`
+SCHEMA_VERSION = 5  # 2 added `views`, `returned` and `reappeared`; 3 `decisive`; 4 `counted`; 5 the
+# verdict `behind`
 
 KINDS = ("int", "long", "double", "bool", "string", "strings", "divergences", "json", "reappeared", "operation",
          "response")
@@ -50,4 +51,4 @@ FIELDS: tuple[TraceField, ...] = (
 )
 NAMES = tuple(f.name for f in FIELDS)
 REQUIRED = tuple(f.name for f in FIELDS if f.required)
-VERDICTS = ("ok", "note", "unknown", "divergence")
+VERDICTS = ("ok", "note", "unknown", "divergence", "behind")

@@ -27,10 +27,11 @@ def early_returns(count: int) -> list:
 
 
 def verdicts_written(path) -> dict:
-    """Per (case, step): the rules the run's trace line says diverged there."""
+    """Per (case, step): the rules the run's trace line says diverged there (not a step `behind` another's
+    divergence, whose line lists what it showed)."""
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     return {(r["case"], r["step"]): sorted(d["rules"][0] for d in r["divergences"]) for r in lines
-            if r["divergences"]}
+            if r["divergences"] and r["verdict"] == "divergence"}
 
 
 def verdicts_checked(path) -> dict:
@@ -120,11 +121,20 @@ def test_what_follows_a_divergence_that_led_the_model_astray_reports_nothing_and
               (0.0, ReceiveMessage("q", **POLL)), (29.5, ReceiveMessage("q", max_messages=10)),
               (0.0, DeleteMessageBatch("q", ()))]
     into = Replayed()
-    shown, steps = replay_case(EarlyAndAcceptsEmptyBatches("sqs-fifo"), "sqs-fifo", astray, into, "t", None, 1,
+    trace_path = tmp_path / "astray.jsonl"
+    trace = TraceWriter(trace_path)
+    shown, steps = replay_case(EarlyAndAcceptsEmptyBatches("sqs-fifo"), "sqs-fifo", astray, into, "t", trace, 1,
                                frozenset())
+    trace.close()
     assert [d.rule for d, _ in shown] == ["RCV-HIDE"] and steps[3].leads_astray
     assert steps[4].behind and [d.rule for d in steps[4].divergences] == ["BATCH-EMPTY"]  # judged, not reported
-    assert into.tallies.rules["BATCH-EMPTY"].decisive == 0 and into.tallies.rules["BATCH-EMPTY"].diverging == 1
+    tally = into.tallies.rules["BATCH-EMPTY"]
+    assert (tally.exercised, tally.decisive, tally.diverging, tally.conforming) == (1, 0, 0, 0)
+    # The trace says so, and `check` reaches the run's verdict on every step: the early return, not the batch.
+    lines = [json.loads(line) for line in trace_path.read_text().splitlines()]
+    assert [r["verdict"] for r in lines][3:] == ["divergence", "behind"]
+    (checked,) = check_traces([trace_path])
+    assert [(index, d.rule) for index, d in checked.divergences] == [(3, "RCV-HIDE")]
 
     behind = tmp_path / "behind.json"
     behind.write_text(FoundCase("BATCH-EMPTY", "sqs-fifo", "planted", astray).to_json())

@@ -29,7 +29,7 @@ def test_every_step_is_one_json_line_with_the_documented_fields(conforming_trace
         record = json.loads(line)
         assert set(record) == FIELDS
         assert record["complete"] >= record["invoke"] and record["complete_wall"] >= record["invoke_wall"]
-        assert record["verdict"] in ("ok", "note", "divergence")
+        assert record["verdict"] in ("ok", "note", "divergence", "behind")
 
 
 def test_a_reappearance_is_measured_from_the_deadline_the_step_before_held(conforming_trace):

@@ -235,3 +235,18 @@ def test_each_divergence_links_to_the_finding_its_run_wrote(spark, tmp_path):
     for rule_id, finding in result.findings.items():
         section = page.split(f"id='div-model:sqs-standard-{rule_id}'")[1].split("</section>")[0]
         assert f"Minimal case: {len(finding.steps)} steps" in section  # the same case as the finding's
+
+
+def test_a_step_behind_another_divergence_is_not_counted_as_diverging(spark, tmp_path):
+    """What a step shows after another step led the model astray may be that step's consequence: the run does not
+    report it, and neither does the report (nor does the step decide anything)."""
+    lines = [step("r1", 1, 0, op="DeleteMessage", response="Error", verdict="divergence", rules=["HANDLE-MALFORMED"],
+                  divergences=[["HANDLE-MALFORMED"]]),
+             step("r1", 1, 1, op="DeleteMessageBatch", response="BatchOk", verdict="behind", rules=["BATCH-EMPTY"],
+                  divergences=[["BATCH-EMPTY"]], decisive=[])]
+    write(tmp_path / "traces" / "a.jsonl", lines)
+    job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
+    assert cell(spark, tmp_path / "out", "HANDLE-MALFORMED")["diverging"] == 1
+    assert cell(spark, tmp_path / "out", "BATCH-EMPTY") == \
+        {"exercised": 1, "decisive": 0, "conforming": 0, "diverging": 0, "uncertain": 0}
+    assert {r["rule"] for r in rows(spark, tmp_path / "out", "divergences")} == {"HANDLE-MALFORMED"}
