@@ -262,8 +262,8 @@ def _attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]
     permitted the call to succeed without weighing the check, the check's own (the ceiling counted from the
     receive leaves room: VIS-CEILING-FROM-RECEIVE, not whatever else the model permitted there, a message maybe
     moved to the dead-letter queue). A target that rejects the *handle* breaks the rules of the outcomes that
-    accepted it (a success, or an error about the value); otherwise the outcomes closest to the answer (same
-    error code, then same kind) come first."""
+    accepted it (a success, or an error about the value), those where the handle may have expired or gone
+    stale first; otherwise the outcomes closest to the answer (same error code, then same kind) come first."""
     check = errors.check_named_by(observed.code, observed.message) if isinstance(observed, Error) else None
     if check is not None:
         weighed = [o for o in outcomes if _RULES_OF_CHECK[check] & set(o.rules)]
@@ -276,9 +276,11 @@ def _attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]
         expected = outcome.response
         if isinstance(observed, Error) and observed.code in _HANDLE_REJECTIONS:
             if not isinstance(expected, ErrorSpec):
-                return 2  # a plain success: the handle works
+                # A plain success: the handle works. Where the handle may have expired or gone stale, the rule
+                # that says such a handle still works comes first: a target that rejects it took it for dead.
+                return 3 if _RULES_OF_CHECK[errors.EXPIRY_CHECK] & set(outcome.rules) else 2
             if expected.code in _HANDLE_REJECTIONS or "ReceiptHandle" in (expected.pattern or ""):
-                return 3  # the message was expected gone too, just reported otherwise
+                return 4  # the message was expected gone too, just reported otherwise
             return 1  # an error about the value: that accepts the handle as well
         if isinstance(observed, Error) and isinstance(expected, ErrorSpec):
             return 2 if expected.code == observed.code else 1

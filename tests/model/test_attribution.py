@@ -62,3 +62,17 @@ def test_moto_counting_the_ceiling_from_the_send_is_named_so_where_the_message_m
     finally:
         target.close()
     assert step.divergences and step.divergences[0].rule == "VIS-CEILING-FROM-RECEIVE", step.divergences
+
+
+def test_a_rejected_handle_that_may_have_expired_names_the_rule_that_keeps_an_expired_handle_working():
+    """local-aws-sqs, real clock: a change 46 ms after its handle's deadline (inside the tolerance, so the handle
+    may still be in flight or may have expired) is answered ReceiptHandleIsInvalid. Either world accepts the
+    change; the target took the handle for expired, so the rule a person fixes is CMV-EXPIRED, not VIS-TERMINATE."""
+    rejected = Error("ReceiptHandleIsInvalid", 'The input receipt handle "x" is not a valid receipt handle.', 404)
+    in_flight = Outcome(ChangeOk(), ("VIS-TERMINATE",))
+    expired = Outcome(ChangeOk(), ("CMV-EXPIRED", "VIS-TERMINATE"))
+    assert _attribution([in_flight, expired], rejected)[0] == "CMV-EXPIRED"
+    assert _attribution([in_flight], rejected)[0] == "VIS-TERMINATE"  # surely in flight: the change's own rule
+    # a message expected gone still comes first: its handle was expected refused, only otherwise
+    assert _attribution([expired, Outcome(errors.not_available_for_change(), ("CMV-DELETED",))],
+                        rejected)[0] == "CMV-DELETED"
