@@ -44,18 +44,19 @@ class Step:
     divergences: tuple[Divergence, ...] = ()
     # An earlier step of the case diverged, or went unanswered, where the target may have changed its state
     # otherwise than its answer says (a FIFO message received out of order; a batch refused after some entries
-    # took effect; an attribute change whose answer was lost): what this step shows may be a consequence of
-    # that. It neither reports a rule nor counts as deciding one. (A wrong attribute value or peek changes
-    # nothing, and leaves later steps judged as ever.)
+    # took effect; an out-of-range attribute change whose answer was lost): what this step shows may be a
+    # consequence of that. It neither reports a rule nor counts as deciding one. (A wrong attribute value or peek
+    # changes nothing, and leaves later steps judged as ever.)
     behind: bool = False
 
     @property
     def leads_astray(self) -> bool:
-        """This step diverged, or its answer never came, on an operation that can change a queue: from here the
-        target's state is its own. (An unknown answer keeps every effect the model permits, but a target that
-        does otherwise, such as accepting an attribute value the model refuses, would do so unseen.)"""
-        unseen = bool(self.verdict.divergences) or isinstance(self.response, Unknown)
-        return unseen and not isinstance(self.op, (GetQueueAttributes, PeekMessage))
+        """This step diverged on an operation that can change a queue, or got no answer where the model permits
+        only a refusal: from here the target's state may be its own. (An unknown answer keeps every effect the
+        model permits, applied or not; but a target that accepts what the model refuses, such as an attribute
+        value out of range, would do so unseen.)"""
+        astray = bool(self.verdict.divergences) or self.verdict.unseen
+        return astray and not isinstance(self.op, (GetQueueAttributes, PeekMessage))
 
     @property
     def ends_case(self) -> bool:

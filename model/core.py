@@ -14,7 +14,7 @@ from typing import Any
 from model import errors
 from model.batches import change_batch, delete_batch
 from model.handles import delete_message
-from model.outcomes import Effects, Expectation, Outcome, Verdict, concrete, union
+from model.outcomes import Effects, Enumerated, Expectation, Outcome, Verdict, concrete, union
 from model.profiles import Profile, get_profile
 from model.queue_ops import create_queue, get_attributes, peek, purge, send_message, set_attributes
 from model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Timing
@@ -181,7 +181,9 @@ def _unknown_verdict(model: Model, expectation: Expectation, observed: Unknown) 
         return Verdict(Outcome(observed, ()), consistent=False)
     states = {message_id: union(model.messages[message_id].states, after)
               for message_id, after in possible.states.items()}
-    return Verdict(Outcome(observed, (), Effects(states, handles=dict(possible.handles))))
+    refusals_only = isinstance(expectation, Enumerated) and all(isinstance(o.response, ErrorSpec)
+                                                                for o in expectation.outcomes)
+    return Verdict(Outcome(observed, (), Effects(states, handles=dict(possible.handles))), unseen=refusals_only)
 
 
 _HANDLERS: dict[type, Callable[[Model, Any, float, float], Expectation]] = {

@@ -8,6 +8,7 @@ Handles inside texts are matched loosely (`.+`): the target's handle is not the 
 from __future__ import annotations
 
 import re
+from enum import Enum
 
 from model.values import ErrorSpec
 
@@ -153,18 +154,20 @@ def purge_in_progress() -> ErrorSpec:
     return ErrorSpec(PURGE_IN_PROGRESS, None, 403, "Only one PurgeQueue operation is allowed every 60 seconds.")
 
 
-# Checks a refusal's text names. Several checks refuse with the same code (InvalidParameterValue); where the
-# evidence records a check's text, an answer carrying that text says which check refused, whatever the value.
-CEILING_CHECK = "the 12-hour ceiling"
-EXPIRY_CHECK = "the handle's expiry"
-GONE_CHECK = "the message's existence"
-RANGE_CHECK = "a parameter's range"
+class Check(Enum):
+    """Checks a refusal's text names. Several checks refuse with the same code (InvalidParameterValue); where the
+    evidence records a check's text, an answer carrying that text says which check refused, whatever the value."""
+
+    CEILING = "the 12-hour ceiling"
+    EXPIRY = "the handle's expiry"
+    GONE = "the message's existence"
+    RANGE = "a parameter's range"
 
 
-def check_named_by(code: str, message: str) -> str | None:
+def check_named_by(code: str, message: str) -> Check | None:
     """The check whose recorded text a refusal carries, or None."""
     if code != INVALID_PARAMETER_VALUE:
         return None
-    texts = ((CEILING_CHECK, _BEYOND_CEILING), (EXPIRY_CHECK, _EXPIRED), (GONE_CHECK, _NOT_AVAILABLE),
-             (RANGE_CHECK, _MAX_MESSAGES_RANGE), (RANGE_CHECK, _WAIT_RANGE))
+    texts = ((Check.CEILING, _BEYOND_CEILING), (Check.EXPIRY, _EXPIRED), (Check.GONE, _NOT_AVAILABLE),
+             (Check.RANGE, _MAX_MESSAGES_RANGE), (Check.RANGE, _WAIT_RANGE))
     return next((check for check, text in texts if text.rstrip(".") in message), None)

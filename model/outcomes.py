@@ -101,6 +101,9 @@ class Verdict:
     # The other outcomes the model permitted, that this answer did not match: a rule whose breaking could give one
     # of them is not decided by this step (see `decisive`).
     others: tuple[Outcome, ...] = ()
+    # No answer came to an operation the model permits only to refuse: a target that applied it anyway (a bug no
+    # answer showed) changed its state where the model cannot see. Later steps may show consequences of that.
+    unseen: bool = False
 
     @property
     def ok(self) -> bool:
@@ -247,12 +250,12 @@ _HANDLE_REJECTIONS = {"ReceiptHandleIsInvalid", "MessageNotExist"}
 # The rules that weigh each check a refusal's text can name (model/errors.py), and the rules named where the model
 # permitted the call to succeed without weighing that check at all (no such row: the closest answers decide).
 _RULES_OF_CHECK = {
-    errors.CEILING_CHECK: {VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET},
-    errors.EXPIRY_CHECK: {DEL_EXPIRED, DEL_STALE, DEL_FIFO_EXPIRED, CMV_EXPIRED, CMV_STALE, CMV_FIFO_EXPIRED},
-    errors.GONE_CHECK: {CMV_DELETED},
-    errors.RANGE_CHECK: {RCV_MAX_MESSAGES, RCV_WAIT_RANGE},
+    errors.Check.CEILING: {VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET},
+    errors.Check.EXPIRY: {DEL_EXPIRED, DEL_STALE, DEL_FIFO_EXPIRED, CMV_EXPIRED, CMV_STALE, CMV_FIFO_EXPIRED},
+    errors.Check.GONE: {CMV_DELETED},
+    errors.Check.RANGE: {RCV_MAX_MESSAGES, RCV_WAIT_RANGE},
 }
-_UNWEIGHED = {errors.CEILING_CHECK: (VIS_CEILING_FROM_RECEIVE, VIS_CEILING)}
+_UNWEIGHED = {errors.Check.CEILING: (VIS_CEILING_FROM_RECEIVE, VIS_CEILING)}
 
 
 def _attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
@@ -278,7 +281,7 @@ def _attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]
             if not isinstance(expected, ErrorSpec):
                 # A plain success: the handle works. Where the handle may have expired or gone stale, the rule
                 # that says such a handle still works comes first: a target that rejects it took it for dead.
-                return 3 if _RULES_OF_CHECK[errors.EXPIRY_CHECK] & set(outcome.rules) else 2
+                return 3 if _RULES_OF_CHECK[errors.Check.EXPIRY] & set(outcome.rules) else 2
             if expected.code in _HANDLE_REJECTIONS or "ReceiptHandle" in (expected.pattern or ""):
                 return 4  # the message was expected gone too, just reported otherwise
             return 1  # an error about the value: that accepts the handle as well
