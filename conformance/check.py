@@ -99,8 +99,7 @@ def check_traces(paths: Iterable[Path]) -> list[CaseCheck]:
             except OutsideProfile as error:
                 raise ValueError(f"{path}: case {record['case']} step {record['step']}: {error}") from None
             result.steps += 1
-            if not step.behind:  # as the run: behind a step that led the model astray, a consequence of it
-                result.divergences += [(record["step"], d) for d in step.divergences]
+            result.divergences += [(record["step"], d) for d in step.reported]  # as the run reports them
             result.notes += [(record["step"], n) for n in step.verdict.outcome.notes]
             if step.ends_case:
                 result.abandoned_at = record["step"]

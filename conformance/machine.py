@@ -155,7 +155,7 @@ class VisibilityMachine(RuleBasedStateMachine):
         except Unsupported:
             return None  # type: ignore[return-value]
         self.run.steps += 1
-        for divergence in step.divergences if not step.behind else ():  # behind one: maybe its consequence
+        for divergence in step.reported:
             if divergence.rule not in self.run.known:
                 self.fail(divergence)
         if step.ends_case:  # a known rule diverged this way: anything later would be a consequence

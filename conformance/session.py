@@ -50,6 +50,16 @@ class Step:
     behind: bool = False
 
     @property
+    def reported(self) -> tuple[Divergence, ...]:
+        """The divergences this step reports: none behind another step's (they may be its consequences)."""
+        return () if self.behind else self.divergences
+
+    @property
+    def decided(self) -> frozenset[str]:
+        """The rules this step decided (`Verdict.decided`): none behind another step's divergence."""
+        return frozenset() if self.behind else self.verdict.decided
+
+    @property
     def leads_astray(self) -> bool:
         """This step diverged on an operation that can change a queue, or got no answer where the model permits
         only a refusal: from here the target's state may be its own. (An unknown answer keeps every effect the

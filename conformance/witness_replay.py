@@ -119,7 +119,7 @@ def _replay_one(target: Target, profile: str, pace: str, witness: Witness, into:
 
 def _decides(rule_id: str, steps: list[Step]) -> bool:
     """Whether some step of a replay decided the rule (`Verdict.decided`), before any divergence."""
-    return any(rule_id in s.verdict.decided for s in steps if not s.behind)
+    return any(rule_id in s.decided for s in steps)
 
 
 def _other_ways(profile: str, pace: str, witness: Witness, diverged: list[int]) -> Iterator[Case]:
@@ -175,8 +175,7 @@ def replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id
     shown: list[tuple[Divergence, list[Step]]] = []
     for step in play(session, case):
         into.steps += 1
-        if not step.behind:  # behind an earlier divergence a step may show its consequence: nothing of its own
-            shown += [(d, list(session.steps)) for d in step.divergences if d.rule not in known]
+        shown += [(d, list(session.steps)) for d in step.reported if d.rule not in known]
     return shown, session.steps
 
 
