@@ -164,14 +164,27 @@ def _is_error(response: object) -> bool:
     return isinstance(response, (Error, ErrorSpec))
 
 
+@dataclass(frozen=True)
+class ChangeOkWithin(ChangeOk):
+    """The expected answer of a change that tells its new deadline (SMQ's NextVisibleTime): any from
+    `next_visible_ms` to `latest_ms`, the deadline as of each instant the change may have taken effect at (under a
+    real clock, its request's window widened by the tolerance)."""
+
+    latest_ms: int = 0
+
+
 def concrete(expected: Expected) -> Response:
     """The response the model itself gives for an expected one."""
+    if isinstance(expected, ChangeOkWithin):
+        return ChangeOk(expected.receipt_handle, expected.next_visible_ms)
     return expected.instantiate() if isinstance(expected, ErrorSpec) else expected  # type: ignore[return-value]
 
 
 def describe(value: object) -> str:
     if isinstance(value, ErrorSpec):
         return f"error {value.code}" + (f" /{value.pattern}/" if value.pattern else "")
+    if isinstance(value, ChangeOkWithin):
+        return f"ChangeOk with NextVisibleTime {value.next_visible_ms}..{value.latest_ms} ms"
     if isinstance(value, Error):
         return f"error {value.code} {value.message!r}"
     return type(value).__name__
@@ -180,6 +193,10 @@ def describe(value: object) -> str:
 def response_matches(expected: Expected, observed: Response, minted: frozenset[str]) -> bool:
     if isinstance(expected, ErrorSpec):
         return isinstance(observed, Error) and expected.matches(observed)
+    if isinstance(expected, ChangeOkWithin):
+        return (isinstance(observed, ChangeOk) and observed.next_visible_ms is not None
+                and _same_id(expected.receipt_handle, observed.receipt_handle, minted)
+                and _close(expected.next_visible_ms, observed.next_visible_ms, expected.latest_ms))
     if type(expected) is not type(observed):
         return False
     if isinstance(expected, SendOk):
@@ -197,10 +214,12 @@ def _same_id(expected: str | None, observed: str | None, minted: frozenset[str])
     return expected == observed
 
 
-def _close(expected_ms: int | None, observed_ms: int | None, tolerance_ms: int = 1) -> bool:
+def _close(expected_ms: int | None, observed_ms: int | None, latest_ms: int | None = None,
+           tolerance_ms: int = 1) -> bool:
+    """Within a millisecond of the expected time (or of the range up to `latest_ms`): a rounding apart."""
     if expected_ms is None or observed_ms is None:
         return expected_ms == observed_ms
-    return abs(expected_ms - observed_ms) <= tolerance_ms
+    return expected_ms - tolerance_ms <= observed_ms <= max(expected_ms, latest_ms or 0) + tolerance_ms
 
 
 def _ordered_rules(outcomes: list[Outcome]) -> tuple[str, ...]:

@@ -7,6 +7,8 @@ The permitted responses are not enumerated (a short poll may return any subset o
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -107,19 +109,19 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
             over_limit_permitted = True  # the checker is unsure how many are in flight: both are permitted
 
     replay = _replay(model, queue, op.attempt_id, now) if p.fifo and op.attempt_id else None
+    fresh = replay is None or any(_modified(states, model.messages[mid].states)
+                                  for mid, states in replay.states.items())
     if model.timing.windowed:  # a real clock: the receive took effect somewhere in [invoke, complete]
         at = now
-    elif replay is not None:  # the earlier answer, given at once: a retry does not poll
+    elif not fresh:  # the earlier answer, given at once: a retry does not poll
         at = late = now
     else:
-        redrive = _redrive_of(model, queue)
-        returnable = [(m, [s for s in states if not _moves_on_receive(redrive, s)]) for m, states in live]
-        at = _evaluation_time(_group_heads(returnable) if queue.fifo else returnable, now, max(waits))
+        at = _evaluation_time(_releases(live, _redrive_of(model, queue), queue.fifo), now, max(waits))
         if completed_at is not None and max(waits) > 0:
             at = min(completed_at, now + max(waits))  # as of the moment the target answered, within the wait
         late = at
     return ReceiveExpectation(model, queue, op, at, late, max_messages, visibilities, long_poll,
-                              tuple(rules), replay, quota_reached=maybe_in_flight >= p.inflight_quota, live=live,
+                              tuple(rules), replay, fresh, quota_reached=maybe_in_flight >= p.inflight_quota, live=live,
                               over_limit_permitted=over_limit_permitted, invoked=now, wait=min(waits))
 
 
@@ -142,42 +144,55 @@ def _redrive_of(model: Model, queue: Queue) -> Redrive | None:
     return queue.redrive if model.profile.has_redrive else None
 
 
+def _dead_letter_queue_of(model: Model, queue: str) -> str | None:
+    redrive = _redrive_of(model, model.queues[queue]) if queue in model.queues else None
+    return redrive.dead_letter_queue if redrive is not None else None
+
+
 def _moves_on_receive(redrive: Redrive | None, s: MessageState) -> bool:
     """REDRIVE-DLQ: receiving it would pass maxReceiveCount, so a receive moves it instead of returning it."""
     return redrive is not None and s.receive_count >= redrive.max_receive_count
 
 
-def _evaluation_time(live: list[tuple[Message, list[MessageState]]], now: float, wait: int) -> float:
-    """A long poll answers at once if a message may be receivable, else when the first one may become so. (A
-    message due for the dead-letter queue is moved, not returned: the caller leaves it out.)"""
+def _evaluation_time(releases: list[float], now: float, wait: int) -> float:
+    """A long poll answers at once if a message may be receivable, else when the first one may become so."""
     if wait <= 0:
         return now
-    releases = [s.visible_at for _, states in live for s in states]
     if any(t <= now for t in releases):
         return now
     return min((t for t in releases if t <= now + wait), default=now + wait)
 
 
-def _group_heads(live: list[tuple[Message, list[MessageState]]]) -> list[tuple[Message, list[MessageState]]]:
-    """FIFO-GROUP-LOCK: a message becomes receivable only with every earlier one of its group, so each group's
-    first live message says when the group may give one."""
-    groups: set[str] = set()
-    heads = []
+def _releases(live: list[tuple[Message, list[MessageState]]], redrive: Redrive | None, fifo: bool) -> list[float]:
+    """When each message may first be returned. A message due for the dead-letter queue is moved, not returned
+    (REDRIVE-DLQ); in a FIFO queue only each group's first message may come (FIFO-GROUP-LOCK), and not before
+    every earlier one of its group that is to move has been released and moved: in flight, it holds the group."""
+    releases = []
+    held: dict[str | None, float] = {}  # per FIFO group: when its messages ahead that are to move are released
+    finished: set[str | None] = set()
     for message, states in sorted(live, key=lambda entry: entry[0].seq):
-        if not states or message.group_id in groups:
+        group = message.group_id if fifo else None
+        if fifo and group in finished:
             continue
-        if message.group_id is not None:
-            groups.add(message.group_id)
-        heads.append((message, states))
-    return heads
+        returnable = [s.visible_at for s in states if not _moves_on_receive(redrive, s)]
+        if not returnable:
+            moving = [s.visible_at for s in states]
+            if fifo and moving:
+                held[group] = max(held.get(group, -math.inf), min(moving))
+            continue
+        releases.append(max(min(returnable), held.get(group, -math.inf)))
+        if fifo:
+            finished.add(group)
+    return releases
 
 
 def _replay(model: Model, queue: Queue, attempt_id: str, now: float) -> Attempt | None:
-    """FIFO-ATTEMPT-ID: the earlier receive to repeat, if it is recent and nothing touched its messages."""
+    """FIFO-ATTEMPT-ID: the earlier receive to repeat, if it is recent and nothing may have touched its messages
+    (each may still be in a state it was in right after it: an answer lost on the way leaves both open)."""
     attempt = queue.attempts.get(attempt_id)
     if attempt is None or now >= attempt.at + model.profile.attempt_id_window_seconds:
         return None
-    if any(_modified(states, model.messages[mid].states) for mid, states in attempt.states.items()):
+    if any(_surely_modified(states, model.messages[mid].states) for mid, states in attempt.states.items()):
         return None
     return attempt
 
@@ -188,6 +203,12 @@ def _modified(then: tuple[MessageState, ...], now: tuple[MessageState, ...]) -> 
     state owes to a rule."""
     before = {s.evolve(why=()) for s in then}
     return any(s.evolve(why=()) not in before for s in now)
+
+
+def _surely_modified(then: tuple[MessageState, ...], now: tuple[MessageState, ...]) -> bool:
+    """Whether a message was modified since in every state it may be in."""
+    before = {s.evolve(why=()) for s in then}
+    return all(s.evolve(why=()) not in before for s in now)
 
 
 @dataclass
@@ -210,7 +231,8 @@ class ReceiveExpectation:
     visibilities: tuple[int, ...]
     long_poll: bool
     base_rules: tuple[str, ...]
-    replay: Attempt | None
+    replay: Attempt | None  # an earlier receive with the same attempt id that it may repeat
+    fresh: bool  # it may be a receive of its own (no replay, or the replayed messages may have been modified)
     quota_reached: bool = False  # possibly: past it a long poll may answer with nothing (INFLIGHT-QUOTA)
     live: list[tuple[Message, list[MessageState]]] = field(default_factory=list)  # each message's states here
     over_limit_permitted: bool = False
@@ -334,14 +356,14 @@ class ReceiveExpectation:
                 if group_id in held:
                     rules += blocker
         if self.replay is not None:
-            rules = [FIFO_ATTEMPT_ID]
+            rules = rules + [FIFO_ATTEMPT_ID] if self.fresh else [FIFO_ATTEMPT_ID]
         applicable = self.model.profile.rule_ids
         return tuple(r for r in dict.fromkeys(rules) if r in applicable)
 
     # --- the model's own answer ---------------------------------------------------------------------------
 
     def canonical(self) -> Outcome:
-        if self.replay is not None:
+        if self.replay is not None:  # where it may also be fresh, the documented retry
             return Outcome(ReceiveOk(self.replay.messages), self.rules, at=self.at)
         chosen: list[tuple[Message, list[MessageState]]] = []
         if self.queue.fifo:
@@ -359,12 +381,16 @@ class ReceiveExpectation:
         return self._outcome(chosen[: self.max_messages], notes=(), canonical=True)
 
     def possible_effects(self) -> Effects | None:
-        """Every message it could have returned may now be in flight under a handle nobody saw."""
+        """Every message it could have returned may now be in flight under a handle nobody saw; one it may have
+        left out, and that was due to move, may be in the dead-letter queue instead (both, where it may have
+        been in either state)."""
         if self.op.attempt_id:
             return None  # a retry with the same attempt id may replay it: that cannot be followed
         returned = [(c.message, [s for s in c.receivable if s not in c.blocked]) for c in self.candidates.values()]
-        outcome = self._outcome([(m, states) for m, states in returned if states], notes=(), canonical=False)
-        return outcome.effects
+        taken = self._outcome([(m, states) for m, states in returned if states], notes=(), canonical=False).effects
+        for message_id, states in self._outcome([], notes=(), canonical=False).effects.states.items():
+            taken.states[message_id] = tuple(dict.fromkeys(taken.states.get(message_id, ()) + states))
+        return taken
 
     # --- judging a target's answer --------------------------------------------------------------------------
 
@@ -374,7 +400,7 @@ class ReceiveExpectation:
         if not isinstance(observed, ReceiveOk):
             problem = Divergence(self._refusal_rules(observed), "ReceiveOk", describe(observed))
             return Verdict(Outcome(observed, self.rules, at=self.at), (problem,), consistent=False)
-        if self.replay is not None:
+        if self.replay is not None and (not self.fresh or self._repeats(observed)):
             return self._check_replay(observed)
         problems: list[Divergence] = []
         notes: list[Divergence] = []
@@ -427,14 +453,20 @@ class ReceiveExpectation:
         """The states the returned message may have been in, a divergence if none fits, and a note."""
         candidate = self.candidates.get(message.id)
         if candidate is None:  # gone, or in another queue
-            whys = tuple(r for s in message.states for r in s.why) or (DEL_REMOVES,)
+            # Found in the dead-letter queue of a queue it is in: moved there before its receives permitted it.
+            redriven = any(s.gone is Gone.NO and _dead_letter_queue_of(self.model, s.queue) == self.queue.name
+                           for s in message.states)
+            whys = (REDRIVE_DLQ,) * redriven + tuple(r for s in message.states for r in s.why) or (DEL_REMOVES,)
             return [], Divergence(_dedupe(whys), "not returned: no longer in this queue",
                                   f"returned {message.id}", (message.id,)), None
         fitting = [s for s in candidate.receivable if self._attributes_fit(s, got)]
         if fitting:
             return fitting, None, None
         if candidate.receivable:
-            return candidate.receivable, self._attribute_problem(candidate.receivable[0], got, message), None
+            # Named after the state that fits the most: where the count fits one, the timestamp is what is wrong.
+            closest = next((s for s in candidate.receivable if got.receive_count in _counts(s)),
+                           candidate.receivable[0])
+            return candidate.receivable, self._attribute_problem(closest, got, message), None
         if self.model.profile.at_least_once:
             in_flight = [s for s in candidate.hidden if s.hidden is Hidden.RECEIPT and self._attributes_fit(s, got)]
             if in_flight:
@@ -474,17 +506,20 @@ class ReceiveExpectation:
         if got.receive_count is not None and got.receive_count not in _counts(s):
             return False
         if got.first_receive_ms is not None:
-            # Under a real clock the target's clock is not ours: allow the window and the tolerance as well.
-            allowed = self.timestamp_tolerance_ms + 1000 * (self.late - self.at + self.model.timing.tolerance)
-            return any(abs(got.first_receive_ms - millis(first)) <= allowed for first in self._firsts(s))
+            # Under a real clock the target's clock is not ours: allow the first receive's window and the tolerance.
+            allowed = self.timestamp_tolerance_ms + 1000 * self.model.timing.tolerance
+            return any(millis(earliest) - allowed <= got.first_receive_ms <= millis(latest) + allowed
+                       for earliest, latest in self._firsts(s))
         return True
 
-    def _firsts(self, s: MessageState) -> list[float]:
-        """When this receive may say the message was first received: its first receive (or this one); after a
-        redrive, its first receive in the dead-letter queue too."""
-        firsts = [s.first_receive_at if s.first_receive_at is not None else self.at]
+    def _firsts(self, s: MessageState) -> list[tuple[float, float]]:
+        """When this receive may say the message was first received, earliest and latest: at its first receive
+        (or this one); after a redrive, at its first receive in the dead-letter queue too."""
+        firsts = [(s.first_receive_at, s.first_receive_at + s.first_receive_slack) if s.first_receive_at is not None
+                  else (self.at, self.late)]
         if s.redrive_base is not None:
-            firsts.append(s.redrive_first_at if s.redrive_first_at is not None else self.at)
+            firsts.append((s.redrive_first_at, s.redrive_first_at + s.redrive_first_slack)
+                          if s.redrive_first_at is not None else (self.at, self.late))
         return firsts
 
     def _first_receive_seen(self, states: list[MessageState], got: ReceivedMessage) -> list[MessageState]:
@@ -493,14 +528,16 @@ class ReceiveExpectation:
         if got.first_receive_ms is None or RCV_COUNT not in self.model.profile.rule_ids:
             return states
         seen = got.first_receive_ms / 1000
-        return [s.evolve(first_receive_at=seen) if s.first_receive_at is None else s for s in states]
+        return [s.evolve(first_receive_at=seen, first_receive_slack=0.0) if s.first_receive_at is None else s
+                for s in states]
 
     def _attribute_problem(self, s: MessageState, got: ReceivedMessage, message: Message) -> Divergence:
-        first = s.first_receive_at if s.first_receive_at is not None else self.at
         if got.receive_count is not None and got.receive_count not in _counts(s):
             return Divergence((RCV_COUNT,), f"ApproximateReceiveCount {s.receive_count + 1}",
                               f"ApproximateReceiveCount {got.receive_count}", (message.id,))
-        return Divergence((RCV_FIRST_TIMESTAMP,), f"ApproximateFirstReceiveTimestamp {millis(first)}",
+        earliest, latest = self._firsts(s)[0]
+        expected = millis(earliest) if latest == earliest else f"{millis(earliest)}..{millis(latest)}"
+        return Divergence((RCV_FIRST_TIMESTAMP,), f"ApproximateFirstReceiveTimestamp {expected}",
                           f"ApproximateFirstReceiveTimestamp {got.first_receive_ms}", (message.id,))
 
     def _check_group_order(self, returned: list[Message]) -> list[Divergence]:
@@ -581,14 +618,18 @@ class ReceiveExpectation:
                 return (FIFO_VISIBLE_PREFIX,)
         return ()
 
+    def _repeats(self, observed: ReceiveOk) -> bool:
+        return _pairs(observed.messages) == _pairs(self.replay.messages)  # type: ignore[union-attr]
+
     def _check_replay(self, observed: ReceiveOk) -> Verdict:
-        expected = [(m.message_id, m.receipt_handle) for m in self.replay.messages]  # type: ignore[union-attr]
-        got = [(m.message_id, m.receipt_handle) for m in observed.messages]
-        outcome = Outcome(observed, self.rules, at=self.at)
-        if got == expected:
+        # Where a fresh receive was possible too, a repeat decides nothing: a queue that ignores attempt ids, or
+        # breaks any other rule this receive would weigh, could not have been told apart by it.
+        outcome = Outcome(observed, self.rules, at=self.at, undecided=self.rules if self.fresh else ())
+        if self._repeats(observed):
             return Verdict(outcome)
+        expected = _pairs(self.replay.messages)  # type: ignore[union-attr]
         return Verdict(outcome, (Divergence((FIFO_ATTEMPT_ID,), f"the same messages and handles {expected}",
-                                            f"{got}"),))
+                                            f"{_pairs(observed.messages)}"),))
 
     # --- the state after the receive ------------------------------------------------------------------------
 
@@ -625,7 +666,7 @@ class ReceiveExpectation:
             kept = () if canonical or (swept and self._surely_moved(candidate)) else tuple(candidate.message.states)
             effects.states[message_id] = tuple(dict.fromkeys(
                 kept + moved + tuple(s for s in candidate.message.states if s not in candidate.due)))
-        if self.queue.fifo and self.op.attempt_id and self.replay is None:
+        if self.queue.fifo and self.op.attempt_id and self.fresh:
             attempt = Attempt(self.at, tuple(shown),
                               {mid: states for mid, states in effects.states.items() if mid in returned_ids})
             effects.queue_changes = (AttemptRemembered(self.queue.name, self.op.attempt_id, attempt),)
@@ -655,6 +696,8 @@ class ReceiveExpectation:
         come; a message coming back after its timeout only where the receive may not leave it out (a long poll,
         the message surely visible in every state it may be in: a short poll samples)."""
         undecided = [] if returned else [RCV_COUNT, RCV_FIRST_TIMESTAMP]
+        if self.replay is not None:  # it may have repeated an earlier receive, or not: an answer of its own is fine
+            undecided.append(FIFO_ATTEMPT_ID)
         if not any(len(prefix) >= 2 for prefixes in self.prefixes.values() for prefix in prefixes):
             undecided.append(FIFO_ORDER)
         # A long poll differs from a short one only where a message is surely receivable before its wait ends
@@ -695,14 +738,22 @@ class ReceiveExpectation:
             received_at=self.at, received_slack=self.late - self.at, changed_at=None,
             receive_count=s.receive_count + 1,
             first_receive_at=s.first_receive_at if s.first_receive_at is not None else self.at,
+            first_receive_slack=s.first_receive_slack if s.first_receive_at is not None else self.late - self.at,
             redrive_first_at=s.redrive_first_at if s.redrive_first_at is not None or s.redrive_base is None
             else self.at,
+            redrive_first_slack=s.redrive_first_slack if s.redrive_first_at is not None or s.redrive_base is None
+            else self.late - self.at,
             was_locked=False, why=tuple(why),
         )
 
 
 _RANGE_RULES = {"VisibilityTimeout": VIS_RANGE, "WaitTimeSeconds": RCV_WAIT_RANGE,
                 "MaxNumberOfMessages": RCV_MAX_MESSAGES}
+
+
+def _pairs(messages) -> list[tuple[str | None, str | None]]:
+    """What a repeat must give again: the same messages, under the same handles."""
+    return [(m.message_id, m.receipt_handle) for m in messages]
 
 
 def _counts(s: MessageState) -> set[int]:

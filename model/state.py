@@ -82,6 +82,10 @@ class MessageState(NamedTuple):
     redrive_base: int | None = None
     redrive_first_at: float | None = None
     gone_at: float | None = None  # when it was deleted or purged
+    # Under a real clock, the first receive (and the first in the dead-letter queue) took effect in a window:
+    # [first_receive_at, + this]. 0 once the target told the time (a receive's ApproximateFirstReceiveTimestamp).
+    first_receive_slack: float = 0.0
+    redrive_first_slack: float = 0.0
 
     @property
     def purged_in_flight(self) -> bool:

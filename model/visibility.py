@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from model import errors
 from model.handles import PerState, per_state, purged_handle
-from model.outcomes import Enumerated, Expectation, Outcome, situated
+from model.outcomes import ChangeOkWithin, Enumerated, Expectation, Outcome, situated
 from model.rules import (
     CMV_DELETED, CMV_EXPIRED, CMV_FIFO_EXPIRED, CMV_STALE, HANDLE_MALFORMED, LOCK_UNRECEIVED, PURGE_ALL, REDRIVE_DLQ,
     SMQ_INVISIBLE_ONLY, SMQ_NEW_HANDLE, VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET,
@@ -39,10 +39,11 @@ def change_outcomes(model: Model, queue_name: str, handle: str, value: object, n
     v = float(value)  # type: ignore[arg-type]
     info = model.handles.get(handle)
     if info is None or info.queue != queue_name:
-        locked = _lock_target(model, queue_name, handle)
-        if locked is not None:
-            return per_state(locked, lambda s: _lock(s, now, v, late - now))
         specs = errors.malformed_handle(handle, with_text=False, dialect=model.profile.error_dialect)
+        locked = _lock_target(model, queue_name, handle)
+        if locked is not None:  # where it may have been received (an answer lost), its id is no handle there
+            return per_state(locked, lambda s: _lock(s, now, v, late - now) if _lockable(s, queue_name)
+                             else [PerState(spec, (HANDLE_MALFORMED,)) for spec in specs])
         return [Outcome(spec, (HANDLE_MALFORMED,)) for spec in specs]
     message = model.messages[info.message_id]
     return per_state(message, lambda s: _change_state(model, message, s, handle, info, now, late, v))
@@ -53,9 +54,13 @@ def _lock_target(model: Model, queue_name: str, handle: str) -> Message | None:
     if not model.profile.lock_unreceived:
         return None
     message = model.messages.get(handle)
-    if message is None or not all(s.live_in(queue_name) and s.receive_count == 0 for s in message.states):
+    if message is None or not any(_lockable(s, queue_name) for s in message.states):
         return None
     return message
+
+
+def _lockable(s: MessageState, queue_name: str) -> bool:
+    return s.live_in(queue_name) and s.receive_count == 0
 
 
 def _lock(s: MessageState, now: float, v: float, slack: float) -> list[PerState]:
@@ -131,7 +136,8 @@ def _accepted(model: Model, s: MessageState, now: float, late: float, v: float, 
     if new_handle:
         handle = model.mint_handle()
         changes["receipt"] = handle
-        response = ChangeOk(handle, int(round(deadline * 1000)))
+        band = model.timing.tolerance if model.timing.windowed else 0.0
+        response = ChangeOkWithin(handle, round((deadline - band) * 1000), round((late + v + band) * 1000))
         why = why + (SMQ_NEW_HANDLE,)
     return PerState(response, why, s.evolve(**changes))
 

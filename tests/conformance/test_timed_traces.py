@@ -134,3 +134,108 @@ def test_a_delete_with_an_unknown_answer_then_a_return_while_surely_hidden_is_fl
     steps = received_for(30, fifo=True) + [(0.5, 0.6, DeleteMessage("q", "h-1"), Unknown("timeout")),
                                            again(5.0, 5.1, returned=True)]
     assert "RCV-OVERRIDE" in divergent_rules(trace(tmp_path, steps, profile="sqs-fifo"))
+
+
+# --- answers lost where a message may move on, or a receive may repeat ------------------------------------------
+
+def _redriven_after(lost_receives: int):
+    """A message whose first receive passes maxReceiveCount 1 with the next one, then `lost_receives` receives whose
+    answers never came, then a receive on the dead-letter queue that finds it."""
+    create = [(0.0, 0.1, CreateQueue("dlq", {}), Ok()),
+              (0.1, 0.2, CreateQueue("q", {"VisibilityTimeout": 0, "RedrivePolicy": {
+                  "deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}), Ok()),
+              (0.2, 0.3, SendMessage("q", "m1"), SendOk("id-1"))]
+    lost = [(0.3 + i, 0.4 + i, ReceiveMessage("q"), Unknown("connection closed")) for i in range(lost_receives)]
+    found = (5.0, 5.1, ReceiveMessage("dlq"), ReceiveOk((ReceivedMessage("id-1", "m1", "h-9", None, None),)))
+    return create + lost + [found]
+
+
+def test_after_two_lost_receives_a_message_may_have_moved_to_the_dead_letter_queue(tmp_path):
+    # the first may have received it, the second then moved it: the dead-letter queue may hold it
+    assert divergent_rules(trace(tmp_path, _redriven_after(2), tolerance=0.05)) == set()
+
+
+def test_after_one_lost_receive_the_message_cannot_be_in_the_dead_letter_queue(tmp_path):
+    # one receive could take it at most once: nothing moved it
+    assert "REDRIVE-DLQ" in divergent_rules(trace(tmp_path, _redriven_after(1), tolerance=0.05))
+
+
+def _fifo_retry_after(change_answer, retried: str):
+    """A FIFO receive with attempt id a1 takes m1 as h-1; a change of h-1 to 0 answers `change_answer`; the receive
+    is retried with a1 and returns m1 under `retried`."""
+    return [(0.0, 0.1, CreateQueue("q", {"FifoQueue": "true", "ContentBasedDeduplication": "true"}), Ok()),
+            (0.1, 0.2, SendMessage("q", "m1", group_id="g"), SendOk("id-1")),
+            (0.2, 0.3, ReceiveMessage("q", visibility_timeout=30, attempt_id="a1"),
+             ReceiveOk((ReceivedMessage("id-1", "m1", "h-1", None, None),))),
+            (0.3, 0.4, ChangeMessageVisibility("q", "h-1", 0), change_answer),
+            (1.0, 1.1, ReceiveMessage("q", visibility_timeout=30, attempt_id="a1"),
+             ReceiveOk((ReceivedMessage("id-1", "m1", retried, None, None),)))]
+
+
+@pytest.mark.parametrize("retried", ["h-1", "h-2"])
+def test_after_a_lost_change_a_retried_receive_may_repeat_or_receive_afresh(tmp_path, retried):
+    # the change may not have happened (a repeat is due) or may have (the message was modified: a new receive)
+    path = trace(tmp_path, _fifo_retry_after(Unknown("connection closed"), retried), profile="sqs-fifo")
+    assert divergent_rules(path) == set()
+
+
+def test_a_retried_receive_that_ignores_its_attempt_id_is_flagged(tmp_path):
+    steps = _fifo_retry_after(Unknown("connection closed"), "h-2")
+    untouched = steps[:3] + steps[4:]  # nothing touched m1 since: the retry must repeat the first answer
+    assert "FIFO-ATTEMPT-ID" in divergent_rules(trace(tmp_path, untouched, profile="sqs-fifo"))
+
+
+def _delayed_then_received(lost: bool, first_receive_ms: int):
+    """m1 delayed 1 s; a long poll over [0.2, 1.3] whose answer is lost (or that answered empty), then a receive
+    at 40 s, past its 30 s timeout, telling when m1 was first received."""
+    poll = (0.2, 1.3, ReceiveMessage("q", wait_time_seconds=1),
+            Unknown("connection closed") if lost else ReceiveOk(()))
+    later = ReceiveOk((ReceivedMessage("id-1", "m1", "h-2", 2, first_receive_ms),))
+    return [(0.0, 0.1, CreateQueue("q", {}), Ok()), (0.1, 0.2, SendMessage("q", "m1", delay_seconds=1), SendOk("id-1")),
+            poll, (40.0, 40.1, ReceiveMessage("q"), later)]
+
+
+def test_a_first_receive_whose_answer_was_lost_may_be_dated_anywhere_in_its_window(tmp_path):
+    # the lost poll found m1 once its delay ended, about 1.2 s: a later receive says so, and counts 2
+    assert divergent_rules(trace(tmp_path, _delayed_then_received(True, 1200), tolerance=0.05)) == set()
+
+
+def test_a_first_receive_dated_outside_every_receive_it_may_have_been_is_flagged(tmp_path):
+    assert "RCV-FIRST-TIMESTAMP" in divergent_rules(trace(tmp_path, _delayed_then_received(True, 5000),
+                                                         tolerance=0.05))
+
+
+def _smq_change_answered(next_visible_ms: int):
+    """SMQ: a change of 60 s over [0.5, 0.7] answers a new handle and the new deadline, NextVisibleTime."""
+    return [(0.0, 0.1, CreateQueue("q", {}), Ok()), (0.1, 0.2, SendMessage("q", "m1"), SendOk("id-1")),
+            (0.2, 0.3, ReceiveMessage("q"), ReceiveOk((ReceivedMessage("id-1", "m1", "h-1", None, None),))),
+            (0.5, 0.7, ChangeMessageVisibility("q", "h-1", 60), ChangeOk("h-2", next_visible_ms))]
+
+
+def test_an_smq_deadline_answered_from_any_instant_of_the_change_is_permitted(tmp_path):
+    for answered in (60_500, 60_620, 60_700):
+        path = trace(tmp_path, _smq_change_answered(answered), tolerance=0.05, profile="smq")
+        assert divergent_rules(path) == set(), answered
+
+
+def test_an_smq_deadline_outside_the_changes_window_is_flagged(tmp_path):
+    path = trace(tmp_path, _smq_change_answered(61_700), tolerance=0.05, profile="smq")
+    assert "VIS-EXTEND-NONADDITIVE" in divergent_rules(path)
+
+
+def _sqs_2008_lock_after(lost: bool):
+    """sqs-2008: a change addressed by message id locks a message never received; before it, a receive whose
+    answer was lost (it may have received m1) or that answered m1."""
+    receive = (0.2, 0.3, ReceiveMessage("q"),
+               Unknown("connection closed") if lost else ReceiveOk((ReceivedMessage("id-1", "m1", "h-1", None, None),)))
+    return [(0.0, 0.1, CreateQueue("q", {}), Ok()), (0.1, 0.2, SendMessage("q", "m1"), SendOk("id-1")), receive,
+            (0.5, 0.6, ChangeMessageVisibility("q", "id-1", 30), ChangeOk())]
+
+
+def test_after_a_lost_receive_a_change_may_still_lock_a_message_by_its_id(tmp_path):
+    assert divergent_rules(trace(tmp_path, _sqs_2008_lock_after(True), tolerance=0.05, profile="sqs-2008")) == set()
+
+
+def test_a_change_by_message_id_of_a_received_message_is_flagged(tmp_path):
+    path = trace(tmp_path, _sqs_2008_lock_after(False), tolerance=0.05, profile="sqs-2008")
+    assert "HANDLE-MALFORMED" in divergent_rules(path)

@@ -606,6 +606,17 @@ def test_redrive_moves_instead_of_returning(profile):
     assert flagged(verdict) == ["REDRIVE-DLQ"]
 
 
+def test_a_fifo_long_poll_waits_for_a_group_head_that_is_to_move_then_returns_the_next_message():
+    # The head is in flight until 2 and is to move once released: it holds its group until then (FIFO-GROUP-LOCK),
+    # so a long poll from 1 answers at 2 with the next message, never at once with nothing.
+    q = Scenario.with_dead_letter_queue("sqs-fifo", VisibilityTimeout=2)
+    head, second = q.send("head"), q.send("second")
+    assert q.receive_one(at=0).message_id == head
+    response, outcome = q.model.step(ReceiveMessage("q", max_messages=1, wait_time_seconds=5), 1)
+    assert outcome.at == 2 and [m.message_id for m in response.messages] == [second]
+    assert [m.message_id for m in q.do(ReceiveMessage("dlq", max_messages=1), 3).messages] == [head]
+
+
 @pytest.mark.parametrize("profile", CURRENT)
 def test_an_empty_long_poll_moved_a_message_surely_due(profile):
     # It looked at every message: the due one went to the dead-letter queue, where it must now be
