@@ -8,7 +8,7 @@ from conformance.check import check_traces
 from conformance.trace import encode
 from model.values import (
     ChangeMessageVisibility, CreateQueue, DeleteMessage, ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage,
-    ChangeOk, Ok, SendOk, Unknown,
+    ChangeOk, Error, Ok, SendOk, Unknown,
 )
 from tests.trace_lines import trace_line
 
@@ -239,3 +239,42 @@ def test_after_a_lost_receive_a_change_may_still_lock_a_message_by_its_id(tmp_pa
 def test_a_change_by_message_id_of_a_received_message_is_flagged(tmp_path):
     path = trace(tmp_path, _sqs_2008_lock_after(False), tolerance=0.05, profile="sqs-2008")
     assert "HANDLE-MALFORMED" in divergent_rules(path)
+
+
+# --- which rule a contradiction names --------------------------------------------------------------------------
+
+def _refused_then_not_in_the_dead_letter_queue(long_poll_found_it_due: bool):
+    """Moto's case (virtual clock): m1 received twice (maxReceiveCount 2), a long poll over its second deadline
+    answers empty, a stale delete is accepted, a change through the latest handle is refused as an invalid handle,
+    and the dead-letter queue is empty. With the poll ending exactly at the deadline, m1 may have moved at that
+    instant or not; ending a second later it surely moved."""
+    poll_end = 10.0 if long_poll_found_it_due else 11.0
+    return [(0.0, 0.0, CreateQueue("dlq", {}), Ok()),
+            (0.0, 0.0, CreateQueue("q", {"VisibilityTimeout": 5, "RedrivePolicy": {
+                "deadLetterTargetQueue": "dlq", "maxReceiveCount": 2}}), Ok()),
+            (0.0, 0.0, SendMessage("q", "m1"), SendOk("id-1")),
+            (0.0, 0.0, ReceiveMessage("q"), ReceiveOk((ReceivedMessage("id-1", "m1", "h-1", 1, 0),))),
+            (5.0, 5.0, ReceiveMessage("q"), ReceiveOk((ReceivedMessage("id-1", "m1", "h-2", 2, 0),))),
+            (poll_end - 5.0, poll_end, ReceiveMessage("q", wait_time_seconds=5), ReceiveOk(())),
+            (poll_end, poll_end, DeleteMessage("q", "h-1"), Ok()),
+            (poll_end, poll_end, ChangeMessageVisibility("q", "h-2", 0),
+             Error("ReceiptHandleIsInvalid", "The input receipt handle is invalid.")),
+            (poll_end, poll_end, ReceiveMessage("dlq", wait_time_seconds=1), ReceiveOk(()))]
+
+
+def first_rule(path):
+    (case,) = check_traces([path])
+    return case.divergences[0][1].rule
+
+
+def test_a_refusal_only_a_world_later_contradicted_permitted_names_the_rule_it_broke_elsewhere(tmp_path):
+    # The refusal was permitted only if m1 had moved at the poll's last instant; the empty dead-letter queue says
+    # it had not: the refusal of a change of a deleted message is what is wrong (CMV-DELETED), not the redrive.
+    path = trace(tmp_path, _refused_then_not_in_the_dead_letter_queue(True), clock="virtual", tolerance=0.0)
+    assert first_rule(path) == "CMV-DELETED"
+    assert "REDRIVE-DLQ" in divergent_rules(path)  # named too: the other way to explain it
+
+
+def test_a_message_surely_moved_then_missing_from_the_dead_letter_queue_names_the_redrive(tmp_path):
+    path = trace(tmp_path, _refused_then_not_in_the_dead_letter_queue(False), clock="virtual", tolerance=0.0)
+    assert first_rule(path) == "REDRIVE-DLQ"
