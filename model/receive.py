@@ -170,7 +170,7 @@ def _releases(live: list[tuple[Message, list[MessageState]]], redrive: Redrive |
     releases = []
     held: dict[str | None, float] = {}  # per FIFO group: when its messages ahead that are to move are released
     finished: set[str | None] = set()
-    for message, states in sorted(live, key=lambda entry: entry[0].seq):
+    for message, states in sorted(live, key=lambda entry: entry[0].seq) if fifo else live:  # order: FIFO only
         group = message.group_id if fifo else None
         if fifo and group in finished:
             continue
