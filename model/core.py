@@ -17,7 +17,7 @@ from model.handles import delete_message
 from model.outcomes import Effects, Enumerated, Expectation, Outcome, Verdict, concrete, union
 from model.profiles import Profile, get_profile
 from model.queue_ops import create_queue, get_attributes, peek, purge, send_message, set_attributes
-from model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Timing
+from model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, Timing
 from model.usage import ModelUsageError
 from model.validation import edge_situations, is_int_in
 from model.values import (
@@ -153,6 +153,16 @@ class Model:
         tolerance = self.timing.tolerance
         return tuple(answer for answer, possible in ((True, not s.surely_due(now, tolerance)),
                                                      (False, s.may_be_due(late, tolerance))) if possible)
+
+    def redrive_of(self, queue_name: str) -> Redrive | None:
+        """The queue's redrive policy, where the profile has redrive."""
+        queue = self.queues.get(queue_name)
+        return queue.redrive if queue is not None and self.profile.has_redrive else None
+
+    def at_receive_limit(self, s: MessageState) -> bool:
+        """Its next receive moves it to a dead-letter queue (REDRIVE-DLQ)."""
+        redrive = self.redrive_of(s.queue)
+        return redrive is not None and redrive.moves(s)
 
     def mint_handle(self) -> str:
         self._next_handle += 1

@@ -31,14 +31,22 @@ class PerState(NamedTuple):
     situations: tuple[tuple[str, str], ...] = ()
 
 
-def per_state(message: Message, outcomes_of: Callable[[MessageState], list[PerState]]) -> list[Outcome]:
+def per_state(message: Message, outcomes_of: Callable[[MessageState], list[PerState]],
+              moving: Callable[[MessageState], bool] = lambda s: False) -> list[Outcome]:
     """Apply a per-state rule to every state the message may be in: one outcome per possibility. Observing a
-    response narrows the message to the states that give it (Enumerated.check merges the matching ones)."""
+    response narrows the message to the states that give it (Enumerated.check merges the matching ones). A state
+    `moving` (received maxReceiveCount times: its next receive moves it to a dead-letter queue) is a situation of
+    its own for every rule an answer rests on there: it is still in its queue, and a queue that moves it when it
+    reaches the count, or at its deadline, answers otherwise."""
     result = []
     for s in message.states:
         # A purge that spared in-flight messages shows only through their handles: a situation of its own.
         purged = situated((PURGE_ALL,), "purged in flight" if s.purged_in_flight else "")
+        due = moving(s)
         for answer in outcomes_of(s):
+            situations = answer.situations + purged
+            if due:
+                situations += situated(answer.rules, "at its maxReceiveCount")
             effects = Effects(states={message.id: (answer.state if answer.state is not None else s,)})
             minted: frozenset[str] = frozenset()
             response = answer.response
@@ -46,7 +54,7 @@ def per_state(message: Message, outcomes_of: Callable[[MessageState], list[PerSt
                 minted = frozenset({response.receipt_handle})
                 effects.handles[response.receipt_handle] = HandleInfo(
                     message.id, s.queue, s.received_at if s.received_at is not None else 0.0)
-            result.append(Outcome(response, answer.rules, effects, minted, situations=answer.situations + purged))
+            result.append(Outcome(response, answer.rules, effects, minted, situations=situations))
     return result
 
 
@@ -66,7 +74,7 @@ def delete_outcomes(model: Model, queue_name: str, handle: str, now: float, late
         specs = errors.malformed_handle(handle, with_text=True, dialect=model.profile.error_dialect)
         return [Outcome(spec, (HANDLE_MALFORMED,)) for spec in specs]
     message = model.messages[info.message_id]
-    return per_state(message, lambda s: _delete_state(model, s, handle, info, now, late))
+    return per_state(message, lambda s: _delete_state(model, s, handle, info, now, late), model.at_receive_limit)
 
 
 def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, now: float, late: float

@@ -69,26 +69,31 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
     p = model.profile
     queue = model.queue(op.queue)
     rules: list[str] = []
+    # Nothing records in which order a receive's parameters are checked: with several out of range, the refusal
+    # of any of them is permitted.
+    refusals: list[Outcome] = []
     if op.max_messages is not None and p.validates_receive_params:
         # In range, the rule is exercised where the bound bites (see _exercised_rules), not by every receive.
         if not is_int_in(op.max_messages, 1, p.max_messages_max):
-            return Enumerated([Outcome(errors.max_messages_out_of_range(op.max_messages), (RCV_MAX_MESSAGES,))])
+            refusals.append(Outcome(errors.max_messages_out_of_range(op.max_messages), (RCV_MAX_MESSAGES,)))
     if op.wait_time_seconds is not None and op.wait_time_seconds != 0:
         if not p.has_long_poll:
             raise ModelUsageError(f"profile {p.name} has no long polling")
         rules.append(RCV_WAIT_RANGE)
         if not is_int_in(op.wait_time_seconds, 0, p.wait_max):
-            return Enumerated([Outcome(errors.wait_out_of_range(op.wait_time_seconds), (RCV_WAIT_RANGE,))])
+            refusals.append(Outcome(errors.wait_out_of_range(op.wait_time_seconds), (RCV_WAIT_RANGE,)))
     if op.visibility_timeout is not None:
         if RCV_OVERRIDE not in p.rule_ids:
             raise ModelUsageError(f"profile {p.name} has no receive VisibilityTimeout")
         range_error = model._range_error(op.visibility_timeout)
         if range_error is not None:
-            return Enumerated([Outcome(range_error, (VIS_RANGE,))])
+            refusals.append(Outcome(range_error, (VIS_RANGE,)))
         rules.append(RCV_OVERRIDE)
         visibilities: tuple[int, ...] = (op.visibility_timeout,)
     else:
         visibilities = model.visibility_values(queue, now)
+    if refusals:
+        return Enumerated(refusals)
     max_messages = op.max_messages if isinstance(op.max_messages, int) else 1
 
     if op.wait_time_seconds is not None:
@@ -140,18 +145,16 @@ def _live_states(model: Model, queue: str, now: float
 
 
 def _redrive_of(model: Model, queue: Queue) -> Redrive | None:
-    """The queue's redrive policy, where the profile has redrive."""
-    return queue.redrive if model.profile.has_redrive else None
+    return model.redrive_of(queue.name)
 
 
 def _dead_letter_queue_of(model: Model, queue: str) -> str | None:
-    redrive = _redrive_of(model, model.queues[queue]) if queue in model.queues else None
+    redrive = model.redrive_of(queue)
     return redrive.dead_letter_queue if redrive is not None else None
 
 
 def _moves_on_receive(redrive: Redrive | None, s: MessageState) -> bool:
-    """REDRIVE-DLQ: receiving it would pass maxReceiveCount, so a receive moves it instead of returning it."""
-    return redrive is not None and s.receive_count >= redrive.max_receive_count
+    return redrive is not None and redrive.moves(s)
 
 
 def _evaluation_time(releases: list[float], now: float, wait: int) -> float:

@@ -134,6 +134,10 @@ class Redrive:
     dead_letter_queue: str
     max_receive_count: int
 
+    def moves(self, s: MessageState) -> bool:
+        """REDRIVE-DLQ: received maxReceiveCount times, its next receive moves it instead of returning it."""
+        return s.receive_count >= self.max_receive_count
+
 
 @dataclass(frozen=True, slots=True)
 class Setting:

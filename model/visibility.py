@@ -46,7 +46,8 @@ def change_outcomes(model: Model, queue_name: str, handle: str, value: object, n
                              else [PerState(spec, (HANDLE_MALFORMED,)) for spec in specs])
         return [Outcome(spec, (HANDLE_MALFORMED,)) for spec in specs]
     message = model.messages[info.message_id]
-    return per_state(message, lambda s: _change_state(model, message, s, handle, info, now, late, v))
+    return per_state(message, lambda s: _change_state(model, message, s, handle, info, now, late, v),
+                     model.at_receive_limit)
 
 
 def _lock_target(model: Model, queue_name: str, handle: str) -> Message | None:

@@ -231,3 +231,20 @@ def test_a_rule_the_evidence_leaves_open_is_decided_where_an_answer_outside_its_
         assert verdict.ok and "CMV-FIFO-EXPIRED" in verdict.decisive, answer
     other = change_after_expiry(Error("ReceiptHandleIsInvalid", "", 404))
     assert [d.rule for d in other.divergences][:1] == ["CMV-FIFO-EXPIRED"]
+
+
+def test_a_handle_of_a_message_at_its_max_receive_count_is_a_situation():
+    # Received maxReceiveCount times, the message is still in its queue until a receive moves it: a queue that moves
+    # it when it reaches the count, or at its deadline, answers a handle otherwise, so that is a situation of its own
+    # for every rule a change or delete rests on there. One received fewer times is not in it.
+    def change_after(receives: int):
+        q = Scenario.with_dead_letter_queue("sqs-fifo", max_receive_count=2)
+        q.send()
+        handle = None
+        for at in range(receives):
+            handle = q.receive_one(at=at * 40.0, visibility_timeout=30).receipt_handle
+        return q.model.expect(ChangeMessageVisibility("q", handle, 0), receives * 40.0)
+
+    at_limit = change_after(2).outcomes
+    assert at_limit and all(o.situation_of(rule) == "at its maxReceiveCount" for o in at_limit for rule in o.rules)
+    assert all(o.situation_of(rule) != "at its maxReceiveCount" for o in change_after(1).outcomes for rule in o.rules)

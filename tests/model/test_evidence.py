@@ -477,6 +477,19 @@ def test_wait_time_seconds_range(profile):
                                "<= 20, if provided."
 
 
+def test_a_receive_with_several_parameters_out_of_range_may_refuse_any_of_them():
+    # Nothing records the order a receive checks its parameters in (fauxqs names VisibilityTimeout first).
+    q = Scenario("sqs-standard")
+    both = ReceiveMessage("q", max_messages=10, visibility_timeout=-1, wait_time_seconds=-1)
+    visibility = Error("InvalidParameterValue", "Value -1 for parameter VisibilityTimeout is invalid. Reason: Must be "
+                                                "between 0 and 43200.")
+    wait = Error("InvalidParameterValue", "Value -1 for parameter WaitTimeSeconds is invalid. Reason: Must be >= 0 "
+                                          "and <= 20, if provided.")
+    assert flagged(q.check(both, 0, visibility)) == [] and flagged(q.check(both, 0, wait)) == []
+    assert flagged(q.check(both, 0, Error("InvalidAttributeValue", "no"))) != []  # a code of neither
+    assert flagged(q.check(both, 0, ReceiveOk(()))) != []
+
+
 def test_long_poll_returns_as_soon_as_a_message_is_available():
     q = Scenario()
     q.send()
