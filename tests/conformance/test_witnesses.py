@@ -41,10 +41,11 @@ def test_real_clock_witnesses_reach_every_reachable_rule_with_short_waits(profil
     assert set(catalogue.missing) <= set(unreachable(profile))
     for witness in catalogue.witnesses:
         assert all(advance <= REAL_MAX_WAIT for advance, _ in witness.steps), witness.aim
-        # A shrunk case and at most five probes: besides the messages it sends (up to one more than a receive
-        # can take, for MaxNumberOfMessages at its highest), at most nine steps.
-        sends = sum(isinstance(op, SendMessage) for _, op in witness.steps)
-        assert sends <= 11 and len(witness.steps) - sends <= 9, witness.aim
+        # Shrunk: a guard against cases the search failed to shorten (the longest aims need eleven messages, or a
+        # dead-letter queue and a message received up to its maxReceiveCount, then a probe or two), and the whole
+        # witness waits no more than three of its longest single waits.
+        assert len(witness.steps) <= 16, witness.aim
+        assert sum(advance for advance, _ in witness.steps) <= 3 * REAL_MAX_WAIT, witness.aim
 
 
 def test_a_witness_that_no_longer_reaches_its_aim_is_stale():
