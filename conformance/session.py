@@ -13,10 +13,11 @@ from conformance.trace import SCHEMA_VERSION, TraceWriter, encode
 from conformance.translate import IdMap, garbage_unless_issued, handles_named
 from model import Divergence, Model
 from model.usage import ModelUsageError
-from model.outcomes import Verdict, blamed, narrowed_by_refusal
+from model.blame import Played, blamed
+from model.outcomes import Verdict
 from model.state import Hidden, Timing
 from model.values import (
-    ChangeOk, CreateQueue, Error, GetQueueAttributes, Operation, PeekMessage, PeekOk, ReceiveOk, Response, Unknown,
+    ChangeOk, CreateQueue, GetQueueAttributes, Operation, PeekMessage, PeekOk, ReceiveOk, Response, Unknown,
 )
 
 _WALL_ZERO = time.time() - time.perf_counter()  # wall clock from perf_counter: immune to a faked time.time
@@ -143,7 +144,7 @@ class Session:
         self.max_wait = max_wait
         self.early = early  # the run's count of early returns, as this case feeds it; None: each alone is rare
         self._astray = False  # a step of this case has led the model astray: every later step is behind it
-        self._narrowed: list[tuple[int, Verdict, Error]] = []  # refusals only some worlds permitted: `blamed`
+        self._played: list[Played] = []  # every step as the model judged it, to see which answer a divergence stands on
 
     @property
     def now(self) -> float:
@@ -182,9 +183,9 @@ class Session:
         # trace line is written: a repeated early return is a divergence there too.
         not_rare = tuple(self.early.divergences(verdict)) if self.early is not None else ()
         behind = self._astray
-        divergences = tuple(blamed(d, self._narrowed) for d in verdict.divergences) + not_rare
-        if narrowed_by_refusal(verdict, observed):
-            self._narrowed.append((len(self.steps), verdict, observed))  # type: ignore[arg-type]
+        self._played.append(Played(op, invoke, observed, complete, verdict))
+        divergences = tuple(blamed(self.profile, self.model.timing, self._played, d) for d in verdict.divergences)
+        divergences += not_rare
         step = Step(len(self.steps), op, sent, response, invoke, complete, verdict, self._advanced,
                     self._views(), _reappeared(observed, before, took_effect), divergences, behind)
         self._advanced = 0.0

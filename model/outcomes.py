@@ -253,7 +253,7 @@ class Enumerated:
         if matching:
             return Verdict(_merge(matching), others=tuple(o for o in self.outcomes if o not in matching))
         divergence = Divergence(
-            rules=_attribution(self.outcomes, observed),
+            rules=attribution(self.outcomes, observed),
             expected=" or ".join(dict.fromkeys(describe(o.response) for o in self.outcomes)),
             observed=describe(observed),
         )
@@ -277,34 +277,7 @@ _RULES_OF_CHECK = {
 _UNWEIGHED = {errors.Check.CEILING: (VIS_CEILING_FROM_RECEIVE, VIS_CEILING)}
 
 
-def narrowed_by_refusal(verdict: Verdict, observed: Response) -> bool:
-    """A refusal that only some of the worlds the model held possible permit (a handle refused as invalid where
-    only a message moved to the dead-letter queue allows that): the target claimed a state the others exclude."""
-    return not verdict.divergences and bool(verdict.others) and isinstance(observed, Error)
-
-
-def blamed(divergence: Divergence, narrowed: list[tuple[int, Verdict, Error]]) -> Divergence:
-    """The divergence, named after an earlier refusal where it contradicts the only world that refusal was
-    permitted in: the earlier step kept the worlds resting on the divergence's rule, and now those are gone too, so
-    no world explains both answers. The refusal is the target's own claim about a state, made where the documented
-    worlds excluded it; what follows only shows that the claimed state was not there. So the rules that refusal
-    broke in every other world come first (moto refusing a change of a deleted message as an invalid handle, which
-    only a move to the dead-letter queue at the instant a long poll ended permits, then an empty dead-letter
-    queue: CMV-DELETED, not REDRIVE-DLQ), then the divergence's own."""
-    for index, verdict, refusal in reversed(narrowed):
-        rule_id = divergence.rule
-        elsewhere = [o for o in verdict.others if rule_id not in o.rules]
-        if rule_id not in verdict.outcome.rules or not elsewhere:
-            continue
-        rules = _attribution(elsewhere, refusal)
-        expected = " or ".join(dict.fromkeys(describe(o.response) for o in elsewhere))
-        return Divergence(tuple(dict.fromkeys(rules + divergence.rules)),
-                          f"at step {index}: {expected}; or, where that step's answer holds, {divergence.expected}",
-                          f"at step {index}: {describe(refusal)}; here: {divergence.observed}", divergence.message_ids)
-    return divergence
-
-
-def _attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
+def attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
     """The rules an unexpected answer breaks, most specific first. A refusal whose text names the check that made
     it names that check's rules first: those the model weighed at this step (a change refused as beyond the
     12-hour ceiling, where the model weighed the ceiling counted from the send, names that), or, where the model

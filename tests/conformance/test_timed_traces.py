@@ -278,3 +278,20 @@ def test_a_refusal_only_a_world_later_contradicted_permitted_names_the_rule_it_b
 def test_a_message_surely_moved_then_missing_from_the_dead_letter_queue_names_the_redrive(tmp_path):
     path = trace(tmp_path, _refused_then_not_in_the_dead_letter_queue(False), clock="virtual", tolerance=0.0)
     assert first_rule(path) == "REDRIVE-DLQ"
+
+
+def test_a_success_only_a_world_later_contradicted_permitted_names_the_rule_it_broke_elsewhere(tmp_path):
+    # fauxqs' case (virtual clock, FIFO): m1 received for 0 s, so its handle has expired; a change to 120 s is
+    # accepted (m1 hidden again or not); a change past the 12-hour ceiling is accepted too, which only the world
+    # where m1 was not hidden permits; then a long poll does not find m1. Had that second answer not been heard, m1
+    # could be hidden: the change past the ceiling is what is wrong, not the long poll.
+    create = CreateQueue("q", {"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+    steps = [(0.0, 0.0, create, Ok()), (0.0, 0.0, SendMessage("q", "m1", group_id="g"), SendOk("id-1")),
+             (0.0, 0.0, ReceiveMessage("q", visibility_timeout=0),
+              ReceiveOk((ReceivedMessage("id-1", "m1", "h-1", 1, 0),))),
+             (0.5, 0.5, ChangeMessageVisibility("q", "h-1", 120), ChangeOk()),
+             (1.0, 1.0, ChangeMessageVisibility("q", "h-1", 43200), ChangeOk()),
+             (2.0, 3.0, ReceiveMessage("q", wait_time_seconds=1), ReceiveOk(()))]
+    path = trace(tmp_path, steps, clock="virtual", tolerance=0.0, profile="sqs-fifo")
+    assert first_rule(path).startswith("VIS-CEILING")
+    assert "RCV-LONG-POLL" in divergent_rules(path)  # still named: the other way to explain it

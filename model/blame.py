@@ -1,0 +1,77 @@
+"""Which answer a divergence stands on.
+
+An answer inside the permitted set narrows the worlds the model holds possible; a later answer may then contradict
+every world that is left. Had the earlier answer been unknown, the worlds it ruled out would still be there; where
+they explain the later answer, the target's divergence is the earlier one: its answer was permitted only in worlds
+the target was not in (moto refusing a change of a deleted message as an invalid handle, which only a move to the
+dead-letter queue at the instant a long poll ended permits, then an empty dead-letter queue; fauxqs accepting a
+change past the 12-hour ceiling, which only an expired handle accepted without hiding the message permits, then a
+long poll that does not find it). The divergence is then named after the rules that earlier answer broke in the
+worlds it ruled out, then its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from model.core import Model
+from model.outcomes import Divergence, Verdict, attribution, describe
+from model.state import Timing
+from model.usage import ModelUsageError
+from model.values import Operation, ReceiveMessage, Response, Unknown
+
+CANDIDATES = 6  # earlier narrowing answers tried, latest first: each costs a replay of the case on the model
+
+
+@dataclass(frozen=True)
+class Played:
+    """A step as the model judged it."""
+
+    op: Operation
+    invoke: float
+    observed: Response
+    complete: float
+    verdict: Verdict
+
+
+def blamed(profile: str, timing: Timing, played: list[Played], divergence: Divergence) -> Divergence:
+    """The divergence of the last step of `played`, named after the earlier answers it stands on, if any: the
+    latest answers that narrowed the worlds are taken as never heard, one more at a time (two
+    answers may each rule the same world out), until the case is explained; the earliest of them is named."""
+    unheard: list[int] = []
+    for index in range(len(played) - 2, -1, -1):
+        if len(unheard) == CANDIDATES:
+            break
+        if not _narrowed(played[index]):
+            continue
+        unheard.append(index)
+        if _explained_without(profile, timing, played, set(unheard)):
+            step = played[index]
+            rules = attribution(list(step.verdict.others), step.observed)
+            expected = " or ".join(dict.fromkeys(describe(o.response) for o in step.verdict.others))
+            return Divergence(
+                tuple(dict.fromkeys(rules + divergence.rules)),
+                f"at step {index}: {expected}; or, where that step's answer holds, {divergence.expected}",
+                f"at step {index}: {describe(step.observed)}; here: {divergence.observed}", divergence.message_ids)
+    return divergence
+
+
+def _narrowed(step: Played) -> bool:
+    """An answer that ruled worlds out (of any message: in a FIFO group one message's state holds back another's).
+    A receive is left alone: unknown, it would issue other handles than the case goes on to use."""
+    verdict = step.verdict
+    return bool(verdict.others) and not verdict.divergences and not isinstance(step.op, ReceiveMessage)
+
+
+def _explained_without(profile: str, timing: Timing, played: list[Played], unheard: set[int]) -> bool:
+    """Whether every answer of the case is permitted once the answers at `unheard` are taken as never heard."""
+    model = Model(profile, timing)
+    try:
+        for index, step in enumerate(played):
+            heard = Unknown("what if it was not heard") if index in unheard else step.observed
+            verdict = model.observe(step.op, step.invoke, heard, completed_at=step.complete)
+            if verdict.divergences or not verdict.consistent:
+                return False
+    except ModelUsageError:
+        return False
+    return True
