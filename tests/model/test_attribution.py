@@ -2,7 +2,7 @@
 check's rule, not whatever else the model permitted at that step."""
 
 from model import errors
-from model.outcomes import Outcome, _attribution
+from model.outcomes import Outcome, attribution
 from model.values import ChangeOk, Error, Ok
 
 CEILING = Error("InvalidParameterValue", "Value 43195 for parameter VisibilityTimeout is invalid. Reason: Total "
@@ -12,7 +12,7 @@ GONE = Outcome(errors.not_available_for_change(), ("REDRIVE-DLQ", "CMV-DELETED")
 
 def test_a_ceiling_refusal_where_the_change_could_succeed_names_the_ceiling():
     # the message may have moved to the dead-letter queue (refused as gone) or be back in the queue (accepted)
-    rules = _attribution([GONE, Outcome(ChangeOk(), ("CMV-EXPIRED",))], CEILING)
+    rules = attribution([GONE, Outcome(ChangeOk(), ("CMV-EXPIRED",))], CEILING)
     assert rules[:2] == ("VIS-CEILING-FROM-RECEIVE", "VIS-CEILING")
 
 
@@ -21,22 +21,22 @@ def test_any_refusal_whose_text_names_its_check_names_the_rules_that_weigh_that_
     expired = Error("InvalidParameterValue", "Value AQEB for parameter ReceiptHandle is invalid. Reason: The receipt "
                     "handle has expired.", 400)
     permitted = [GONE, Outcome(ChangeOk(), ("VIS-EXTEND-NONADDITIVE",)), Outcome(ChangeOk(), ("CMV-STALE",))]
-    assert _attribution(permitted, expired)[0] == "CMV-STALE"  # not the outcome with the same code
+    assert attribution(permitted, expired)[0] == "CMV-STALE"  # not the outcome with the same code
     too_long = Error("InvalidParameterValue", "Value 20 for parameter WaitTimeSeconds is invalid. Reason: Must be "
                      ">= 0 and <= 20, if provided.", 400)
-    assert _attribution([Outcome(Ok(), ("PURGE-ALL",)), Outcome(Ok(), ("RCV-WAIT-RANGE",))], too_long)[0] == \
+    assert attribution([Outcome(Ok(), ("PURGE-ALL",)), Outcome(Ok(), ("RCV-WAIT-RANGE",))], too_long)[0] == \
         "RCV-WAIT-RANGE"
     # a text no check is known by, or a check no permitted answer weighed (without a default), changes nothing
-    assert _attribution(permitted[:2], expired)[0] == "REDRIVE-DLQ"
+    assert attribution(permitted[:2], expired)[0] == "REDRIVE-DLQ"
 
 
 def test_other_refusals_keep_the_closest_permitted_answer_first():
     gone_otherwise = Error("InvalidParameterValue", "Value rh-2 for parameter ReceiptHandle is invalid. Reason: "
                            "something else", 400)
-    assert _attribution([GONE, Outcome(ChangeOk(), ("CMV-EXPIRED",))], gone_otherwise)[0] == "REDRIVE-DLQ"
+    assert attribution([GONE, Outcome(ChangeOk(), ("CMV-EXPIRED",))], gone_otherwise)[0] == "REDRIVE-DLQ"
     # where nothing permitted the change to succeed, a ceiling text does not move the blame
-    assert _attribution([GONE], CEILING)[0] == "REDRIVE-DLQ"
-    assert _attribution([Outcome(Ok(), ("DEL-IDEMPOTENT",))], Error("X", "y", 400))[0] == "DEL-IDEMPOTENT"
+    assert attribution([GONE], CEILING)[0] == "REDRIVE-DLQ"
+    assert attribution([Outcome(Ok(), ("DEL-IDEMPOTENT",))], Error("X", "y", 400))[0] == "DEL-IDEMPOTENT"
 
 
 def test_moto_counting_the_ceiling_from_the_send_is_named_so_where_the_message_may_have_moved():
@@ -71,8 +71,8 @@ def test_a_rejected_handle_that_may_have_expired_names_the_rule_that_keeps_an_ex
     rejected = Error("ReceiptHandleIsInvalid", 'The input receipt handle "x" is not a valid receipt handle.', 404)
     in_flight = Outcome(ChangeOk(), ("VIS-TERMINATE",))
     expired = Outcome(ChangeOk(), ("CMV-EXPIRED", "VIS-TERMINATE"))
-    assert _attribution([in_flight, expired], rejected)[0] == "CMV-EXPIRED"
-    assert _attribution([in_flight], rejected)[0] == "VIS-TERMINATE"  # surely in flight: the change's own rule
+    assert attribution([in_flight, expired], rejected)[0] == "CMV-EXPIRED"
+    assert attribution([in_flight], rejected)[0] == "VIS-TERMINATE"  # surely in flight: the change's own rule
     # a message expected gone still comes first: its handle was expected refused, only otherwise
-    assert _attribution([expired, Outcome(errors.not_available_for_change(), ("CMV-DELETED",))],
+    assert attribution([expired, Outcome(errors.not_available_for_change(), ("CMV-DELETED",))],
                         rejected)[0] == "CMV-DELETED"
