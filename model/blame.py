@@ -36,8 +36,8 @@ class Played:
 
 def blamed(profile: str, timing: Timing, played: list[Played], divergence: Divergence) -> Divergence:
     """The divergence of the last step of `played`, named after the earlier answers it stands on, if any: the
-    latest answers that narrowed the worlds are taken as never heard, one more at a time (two
-    answers may each rule the same world out), until the case is explained; the earliest of them is named."""
+    latest answers that narrowed the worlds are taken as never heard, one more at a time (two answers may each
+    rule the same world out), until the case is explained; the earliest of them is named."""
     unheard: list[int] = []
     for index in range(len(played) - 2, -1, -1):
         if len(unheard) == CANDIDATES:
