@@ -114,14 +114,14 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
             over_limit_permitted = True  # the checker is unsure how many are in flight: both are permitted
 
     replay = _replay(model, queue, op.attempt_id, now) if p.fifo and op.attempt_id else None
-    fresh = replay is None or any(_modified(states, model.messages[mid].states)
+    fresh = replay is None or any(any(_modified(states, model.messages[mid].states))
                                   for mid, states in replay.states.items())
     if model.timing.windowed:  # a real clock: the receive took effect somewhere in [invoke, complete]
         at = now
     elif not fresh:  # the earlier answer, given at once: a retry does not poll
         at = late = now
     else:
-        at = _evaluation_time(_releases(live, _redrive_of(model, queue), queue.fifo), now, max(waits))
+        at = _evaluation_time(_releases(live, model.redrive_of(queue.name), queue.fifo), now, max(waits))
         if completed_at is not None and max(waits) > 0:
             at = min(completed_at, now + max(waits))  # as of the moment the target answered, within the wait
         late = at
@@ -142,10 +142,6 @@ def _live_states(model: Model, queue: str, now: float
         possibly_in_flight += flying > 0
         surely_in_flight += flying == len(message.states)
     return live, surely_in_flight, possibly_in_flight
-
-
-def _redrive_of(model: Model, queue: Queue) -> Redrive | None:
-    return model.redrive_of(queue.name)
 
 
 def _dead_letter_queue_of(model: Model, queue: str) -> str | None:
@@ -179,9 +175,8 @@ def _releases(live: list[tuple[Message, list[MessageState]]], redrive: Redrive |
             continue
         returnable = [s.visible_at for s in states if not _moves_on_receive(redrive, s)]
         if not returnable:
-            moving = [s.visible_at for s in states]
-            if fifo and moving:
-                held[group] = max(held.get(group, -math.inf), min(moving))
+            if fifo and states:
+                held[group] = max(held.get(group, -math.inf), min(s.visible_at for s in states))
             continue
         releases.append(max(min(returnable), held.get(group, -math.inf)))
         if fifo:
@@ -195,23 +190,17 @@ def _replay(model: Model, queue: Queue, attempt_id: str, now: float) -> Attempt 
     attempt = queue.attempts.get(attempt_id)
     if attempt is None or now >= attempt.at + model.profile.attempt_id_window_seconds:
         return None
-    if any(_surely_modified(states, model.messages[mid].states) for mid, states in attempt.states.items()):
+    if any(all(_modified(states, model.messages[mid].states)) for mid, states in attempt.states.items()):
         return None
     return attempt
 
 
-def _modified(then: tuple[MessageState, ...], now: tuple[MessageState, ...]) -> bool:
-    """Whether a message was modified since: a change, a delete or a receive makes new states. The checker
-    narrowing what it holds possible (an answer ruled a state out) is no modification, nor is a new reason a
-    state owes to a rule."""
+def _modified(then: tuple[MessageState, ...], now: tuple[MessageState, ...]) -> list[bool]:
+    """For each state the message may be in now, whether it was modified since: a change, a delete or a receive
+    makes new states. The checker narrowing what it holds possible (an answer ruled a state out) is no
+    modification, nor is a new reason a state owes to a rule. Any: it may have been modified; all: it surely was."""
     before = {s.evolve(why=()) for s in then}
-    return any(s.evolve(why=()) not in before for s in now)
-
-
-def _surely_modified(then: tuple[MessageState, ...], now: tuple[MessageState, ...]) -> bool:
-    """Whether a message was modified since in every state it may be in."""
-    before = {s.evolve(why=()) for s in then}
-    return all(s.evolve(why=()) not in before for s in now)
+    return [s.evolve(why=()) not in before for s in now]
 
 
 @dataclass
@@ -252,7 +241,7 @@ class ReceiveExpectation:
 
     def _candidates(self) -> dict[str, _Candidate]:
         late, tolerance = self.late, self.model.timing.tolerance
-        redrive = _redrive_of(self.model, self.queue)
+        redrive = self.model.redrive_of(self.queue.name)
         result: dict[str, _Candidate] = {}
         for message, states in self.live:
             candidate = _Candidate(message)
@@ -659,7 +648,7 @@ class ReceiveExpectation:
             shown.append(ReceivedMessage(message.id, message.body, handle, first.receive_count,
                                          millis(first.first_receive_at) if first.first_receive_at is not None
                                          else None))
-        redrive = _redrive_of(self.model, self.queue)
+        redrive = self.model.redrive_of(self.queue.name)
         for message_id, candidate in self.candidates.items():
             if redrive is None or message_id in returned_ids or not candidate.due:
                 continue
