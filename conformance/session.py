@@ -184,7 +184,9 @@ class Session:
         not_rare = tuple(self.early.divergences(verdict)) if self.early is not None else ()
         behind = self._astray
         self._played.append(Played(op, invoke, observed, complete, verdict))
-        divergences = tuple(blamed(self.profile, self.model.timing, self._played, d) for d in verdict.divergences)
+        # Behind an earlier divergence a step reports nothing: which answer it stands on is not asked there.
+        divergences = verdict.divergences if behind else blamed(self.profile, self.model.timing, self._played,
+                                                                verdict.divergences)
         divergences += not_rare
         step = Step(len(self.steps), op, sent, response, invoke, complete, verdict, self._advanced,
                     self._views(), _reappeared(observed, before, took_effect), divergences, behind)

@@ -34,10 +34,27 @@ class Played:
     verdict: Verdict
 
 
-def blamed(profile: str, timing: Timing, played: list[Played], divergence: Divergence) -> Divergence:
-    """The divergence of the last step of `played`, named after the earlier answers it stands on, if any: the
+def blamed(profile: str, timing: Timing, played: list[Played], divergences: tuple[Divergence, ...]
+           ) -> tuple[Divergence, ...]:
+    """The divergences of the last step of `played`, named after the earlier answer they stand on, if any: the
     latest answers that narrowed the worlds are taken as never heard, one more at a time (two answers may each
-    rule the same world out), until the case is explained; the earliest of them is named."""
+    rule the same world out), until the case is explained; the earliest of them is named. The step's answer is
+    explained or not as a whole, so this is decided once for all its divergences."""
+    if not divergences:
+        return divergences
+    index = _stood_on(profile, timing, played)
+    if index is None:
+        return divergences
+    step = played[index]
+    rules = attribution(list(step.verdict.others), step.observed)
+    expected = " or ".join(dict.fromkeys(describe(o.response) for o in step.verdict.others))
+    return tuple(Divergence(tuple(dict.fromkeys(rules + d.rules)),
+                            f"at step {index}: {expected}; or, where that step's answer holds, {d.expected}",
+                            f"at step {index}: {describe(step.observed)}; here: {d.observed}", d.message_ids)
+                 for d in divergences)
+
+
+def _stood_on(profile: str, timing: Timing, played: list[Played]) -> int | None:
     unheard: list[int] = []
     for index in range(len(played) - 2, -1, -1):
         if len(unheard) == CANDIDATES:
@@ -46,14 +63,8 @@ def blamed(profile: str, timing: Timing, played: list[Played], divergence: Diver
             continue
         unheard.append(index)
         if _explained_without(profile, timing, played, set(unheard)):
-            step = played[index]
-            rules = attribution(list(step.verdict.others), step.observed)
-            expected = " or ".join(dict.fromkeys(describe(o.response) for o in step.verdict.others))
-            return Divergence(
-                tuple(dict.fromkeys(rules + divergence.rules)),
-                f"at step {index}: {expected}; or, where that step's answer holds, {divergence.expected}",
-                f"at step {index}: {describe(step.observed)}; here: {divergence.observed}", divergence.message_ids)
-    return divergence
+            return index
+    return None
 
 
 def _narrowed(step: Played) -> bool:
