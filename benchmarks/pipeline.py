@@ -1,11 +1,13 @@
 """The reports job on synthetic trace corpora, against DuckDB on the same input in the same session.
 
-For each corpus size it prints:
+For each corpus size, once for traces as `run` writes them (JSON lines and their columnar copy) and once for JSON
+lines only (traces written elsewhere, or appended to since their copy), it prints:
 - end to end: `sqs-conformance report CORPUS --out DIR` as a user runs it, JVM start included; then the same
   command again, when the tables already hold the corpus (what a CI job refreshing the report pays);
 - steady state: the same job in an already started and warmed SparkSession (JSON parsing, the tables, the
   report), events/s, and the time of each of its phases;
-- the DuckDB baseline: the same lines read with an explicit schema into Parquet steps and the matrix table;
+- the DuckDB baseline: the same input (the lines read with an explicit schema, or the copies) into Parquet steps
+  and the matrix table;
 - steady ratio = Spark events/s ÷ DuckDB events/s;
 - a rerun with nothing new (the tables are kept: only the derived tables and the report are rebuilt).
 
@@ -16,7 +18,6 @@ For each corpus size it prints:
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import shutil
 import subprocess
@@ -27,15 +28,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from conformance.trace import TraceWriter  # noqa: E402
 from model.rules import rules_for  # noqa: E402
+from reports.trace_format import COLUMNS_FOLDER  # noqa: E402
 
 TARGETS = [("moto", "5.2.1", "virtual"), ("localstack", "4.13.1", "shifted"), ("aws", "", "real")]
 OPERATIONS = ["SendMessage", "ReceiveMessage", "ChangeMessageVisibility", "DeleteMessage", "CreateQueue"]
 
 
-def corpus(folder: Path, events: int, files: int, seed: int = 1) -> None:
+def corpus(folder: Path, events: int, files: int, seed: int = 1, columnar: bool = True) -> None:
     """`events` trace lines of the engine's schema, spread over `files` runs: about 2% divergences and one
-    reappearance in ten receives, with the rule ids of the catalogue."""
+    reappearance in ten receives, with the rule ids of the catalogue. Written by the run's own trace writer, with
+    its columnar copy (as `run` leaves them) or without (traces from elsewhere: JSON lines only)."""
     rng = random.Random(seed)
     rules = [r.id for r in rules_for("sqs-standard")]
     folder.mkdir(parents=True)
@@ -43,7 +47,8 @@ def corpus(folder: Path, events: int, files: int, seed: int = 1) -> None:
     for f in range(files):
         target, version, clock = TARGETS[f % len(TARGETS)]
         run_id = f"run{f:04d}"
-        with (folder / f"{run_id}.jsonl").open("w") as out:
+        out = TraceWriter(folder / f"{run_id}.jsonl", columnar=columnar)
+        try:
             for i in range(per_file):
                 case, index = divmod(i, 20)
                 op = rng.choice(OPERATIONS)
@@ -64,7 +69,9 @@ def corpus(folder: Path, events: int, files: int, seed: int = 1) -> None:
                     "reappeared": [{"message": "m1", "deadline": invoke - 0.3, "lateness": rng.expovariate(4)}]
                     if op == "ReceiveMessage" and rng.random() < 0.1 else [],
                 }
-                out.write(json.dumps(record, separators=(",", ":")) + "\n")
+                out.write(record)
+        finally:
+            out.close()
 
 
 def end_to_end(folder: Path, out: Path, master: str | None) -> float:
@@ -86,9 +93,9 @@ def steady(spark, folder: Path, out: Path, phases: dict[str, float] | None = Non
     return time.perf_counter() - start
 
 
-def duckdb_baseline(folder: Path, out: Path) -> float:
-    """What the job's first stage and its matrix do, in DuckDB: read with an explicit schema, keep Parquet,
-    count rule × target."""
+def duckdb_baseline(folder: Path, out: Path, columnar: bool) -> float:
+    """What the job's first stage and its matrix do, in DuckDB: read the same input as the job (the JSON lines
+    with an explicit schema, or the columnar copies), keep Parquet, count rule × target."""
     import duckdb
 
     out.mkdir(parents=True)
@@ -102,8 +109,9 @@ def duckdb_baseline(folder: Path, out: Path) -> float:
     spec = "{" + ", ".join(f"'{k}': '{v}'" for k, v in columns.items()) + "}"
     start = time.perf_counter()
     con = duckdb.connect()
-    con.execute(f"CREATE TABLE steps AS SELECT * FROM read_json('{folder}/*.jsonl', format='newline_delimited', "
-                f"columns={spec}, ignore_errors=true)")
+    source = (f"read_parquet('{folder}/*{COLUMNS_FOLDER}/*.parquet')" if columnar else
+              f"read_json('{folder}/*.jsonl', format='newline_delimited', columns={spec}, ignore_errors=true)")
+    con.execute(f"CREATE TABLE steps AS SELECT * FROM {source}")
     con.execute(f"COPY steps TO '{out}/steps.parquet' (FORMAT parquet)")
     con.execute(f"""COPY (
         SELECT target, target_version, profile, rule, count(*) AS exercised,
@@ -135,25 +143,31 @@ def main() -> None:
         corpus(work / "warm-up", 1000, 2)
         steady(spark, work / "warm-up", work / "warm-up-out")
         for events in args.events:
-            folder = work / f"corpus-{events}"
+            folder, lines_only = work / f"corpus-{events}", work / f"corpus-{events}-json"
             corpus(folder, events, args.files)
-            size = sum(f.stat().st_size for f in folder.iterdir()) / 1e6
-            print(f"{events:>9,} events ({size:,.0f} MB in {args.files} files)", flush=True)
-            e2e = end_to_end(folder, work / f"e2e-{events}", args.master)
-            print(f"  end to end (JVM start included): {e2e:6.1f} s", flush=True)
-            again = end_to_end(folder, work / f"e2e-{events}", args.master)
-            print(f"  the same again, tables kept:     {again:6.1f} s  (nothing new to parse)", flush=True)
-            phases: dict[str, float] = {}
-            warm = steady(spark, folder, work / f"steady-{events}", phases)
-            print(f"  steady state, Spark:              {warm:6.1f} s  {events / warm:>10,.0f} events/s", flush=True)
-            for name, seconds in phases.items():
-                print(f"    {name + ':':34s}{seconds:6.1f} s  ({seconds / warm:4.0%})")
-            rerun = steady(spark, folder, work / f"steady-{events}")
-            baseline = duckdb_baseline(folder, work / f"duckdb-{events}")
-            print(f"  baseline, DuckDB:                 {baseline:6.1f} s  {events / baseline:>10,.0f} events/s")
-            print(f"  steady ratio Spark / DuckDB:      {baseline / warm:6.2f}")
-            print(f"  rerun with nothing new:           {rerun:6.1f} s", flush=True)
+            corpus(lines_only, events, args.files, columnar=False)
+            size = sum(f.stat().st_size for f in folder.glob("*.jsonl")) / 1e6
+            print(f"{events:>9,} events ({size:,.0f} MB of JSON lines in {args.files} files)", flush=True)
+            for name, source, columnar in (("as `run` writes them (JSON lines and columnar copy)", folder, True),
+                                           ("JSON lines only (traces from elsewhere)", lines_only, False)):
+                print(f"  {name}:")
+                e2e = end_to_end(source, work / f"e2e-{events}-{columnar}", args.master)
+                print(f"    end to end (JVM start included): {e2e:6.1f} s", flush=True)
+                again = end_to_end(source, work / f"e2e-{events}-{columnar}", args.master)
+                print(f"    the same again, tables kept:     {again:6.1f} s  (nothing new to parse)", flush=True)
+                phases: dict[str, float] = {}
+                warm = steady(spark, source, work / f"steady-{events}-{columnar}", phases)
+                print(f"    steady state, Spark:              {warm:6.1f} s  {events / warm:>10,.0f} events/s",
+                      flush=True)
+                for phase, seconds in phases.items():
+                    print(f"      {phase + ':':34s}{seconds:6.1f} s  ({seconds / warm:4.0%})")
+                rerun = steady(spark, source, work / f"steady-{events}-{columnar}")
+                baseline = duckdb_baseline(source, work / f"duckdb-{events}-{columnar}", columnar)
+                print(f"    baseline, DuckDB, same input:     {baseline:6.1f} s  {events / baseline:>10,.0f} events/s")
+                print(f"    steady ratio Spark / DuckDB:      {baseline / warm:6.2f}")
+                print(f"    rerun with nothing new:           {rerun:6.1f} s", flush=True)
             shutil.rmtree(folder)
+            shutil.rmtree(lines_only)
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -10,10 +10,11 @@ import json
 import threading
 from pathlib import Path
 from typing import IO, Any
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from model.codec import decode, encode  # noqa: F401 (traces are read and written with them)
-from reports.trace_format import SCHEMA_VERSION  # noqa: F401 (the writer's; the format is defined there)
+from conformance.columnar import ColumnarCopy
+from reports.trace_format import SCHEMA_VERSION, dumps  # noqa: F401 (the writer's; the format is defined there)
 
 
 class TraceError(ValueError):
@@ -21,23 +22,38 @@ class TraceError(ValueError):
 
 
 class TraceWriter:
-    """Appends step lines to a file, flushed line by line so an interrupted run loses nothing written. Jobs
-    running in threads share one writer: a lock keeps each line whole."""
+    """Appends step lines to a file, flushed line by line so an interrupted run loses nothing written, and keeps
+    its columnar copy (conformance/columnar.py) as it goes. Jobs running in threads share one writer: a lock keeps
+    each line whole."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, columnar: bool = True) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self._copy = ColumnarCopy.start(path) if columnar else None
         self._file: IO[str] = path.open("a", encoding="utf-8")
         self._lock = threading.Lock()
 
     def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, separators=(",", ":"), default=str) + "\n"
+        line = dumps(record) + "\n"
         with self._lock:
             self._file.write(line)
             self._file.flush()
+            if self._copy is not None:
+                self._keep_copy(self._copy.add, record)
 
     def close(self) -> None:
         self._file.close()
+        if self._copy is not None:
+            self._keep_copy(self._copy.finish, self.path.stat().st_size)
+
+    def _keep_copy(self, action: Callable[[Any], None], argument: Any) -> None:
+        """The columnar copy is a convenience: should writing it fail, it is dropped, never the run."""
+        try:
+            action(argument)
+        except Exception:  # noqa: BLE001 - pyarrow raises its own kinds and OSError alike
+            copy, self._copy = self._copy, None
+            if copy is not None:
+                copy.abandon()
 
 
 def read_trace(path: Path) -> Iterator[dict[str, Any]]:

@@ -62,6 +62,8 @@ def session(master: str | None = None):
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.shuffle.partitions", "8" if master is None else "200")
+               # On one machine with few shuffle partitions, re-planning each stage costs more than it saves.
+               .config("spark.sql.adaptive.enabled", "false" if master is None else "true")
                .config("spark.local.dir", str(SCRATCH.resolve()))
                .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG_CONFIG.resolve()}"))
     if master is None:

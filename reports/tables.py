@@ -9,7 +9,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 TARGET = ["target", "target_version", "profile"]
-# What the tables below read of `steps`: cached once, without the bulky per-step views.
+# What the tables below read of `steps`: without the bulky per-step views.
 COLUMNS = ["file", "run_id", "case", "step", "final", "invoke_wall", *TARGET, "clock", "verdict", "rules", "decisive",
            "divergences", "latency", "reappeared"]
 PERCENTILES = [0.5, 0.95, 0.99]

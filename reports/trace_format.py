@@ -5,6 +5,7 @@ malformed."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 SCHEMA_VERSION = 5  # 2 added `views`, `returned` and `reappeared`; 3 `decisive`; 4 `counted`; 5 the
@@ -52,3 +53,58 @@ FIELDS: tuple[TraceField, ...] = (
 NAMES = tuple(f.name for f in FIELDS)
 REQUIRED = tuple(f.name for f in FIELDS if f.required)
 VERDICTS = ("ok", "note", "unknown", "divergence", "behind")
+
+# --- the columnar copy ------------------------------------------------------------------------------------------
+# A run also writes its trace as Parquet (conformance/trace.py), which the reports job reads instead of parsing the
+# JSON lines (reports/ingest.py). The copy is named after the trace's length in bytes when it was finished: it is
+# used only while the trace still has that length, so a trace appended to since (or a copy left half-written)
+# is parsed from its JSON lines, which stay the interchange format.
+COLUMNS_FOLDER = ".columns"  # trace.jsonl → trace.jsonl.columns/<length>.parquet
+
+
+def columnar_copy(trace: str, length: int) -> str:
+    return f"{trace}{COLUMNS_FOLDER}/{length}.parquet"
+
+
+def dumps(value: object) -> str:
+    """JSON as a trace line writes it: its `json` fields read back as this same text from either form."""
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def arrow_schema():
+    """The columnar copy's schema: the same fields and types as the reports job's Spark schema of a line."""
+    import pyarrow as pa
+
+    divergence = pa.struct([("rules", pa.list_(pa.string())), ("expected", pa.string()),
+                            ("observed", pa.string()), ("message_ids", pa.list_(pa.string()))])
+    kinds = {
+        "int": pa.int32(), "long": pa.int64(), "double": pa.float64(), "bool": pa.bool_(), "string": pa.string(),
+        "strings": pa.list_(pa.string()), "divergences": pa.list_(divergence), "json": pa.string(),
+        "reappeared": pa.list_(pa.struct([("message", pa.string()), ("deadline", pa.float64()),
+                                          ("lateness", pa.float64())])),
+        "operation": pa.struct([("type", pa.string()), ("queue", pa.string())]),
+        "response": pa.struct([("type", pa.string()), ("code", pa.string())]),
+    }
+    return pa.schema([pa.field(f.name, kinds[f.kind]) for f in FIELDS])
+
+
+def columnar_row(record: dict) -> dict:
+    """A trace record as its columnar copy holds it: what the reports job keeps of each field, no more (an
+    operation's and a response's other fields, and objects' unknown keys, are left to the JSON line)."""
+    return {f.name: _COLUMNAR[f.kind](record[f.name]) if record.get(f.name) is not None else None for f in FIELDS}
+
+
+def _keep(*keys: str):
+    return lambda value: {k: value.get(k) for k in keys}
+
+
+def _each(*keys: str):
+    return lambda values: [{k: v.get(k) for k in keys} for v in values]
+
+
+_COLUMNAR = {
+    "int": int, "long": int, "double": float, "bool": bool, "string": str, "strings": list, "json": dumps,
+    "divergences": _each("rules", "expected", "observed", "message_ids"),
+    "reappeared": _each("message", "deadline", "lateness"),
+    "operation": _keep("type", "queue"), "response": _keep("type", "code"),
+}
