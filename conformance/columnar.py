@@ -7,7 +7,7 @@ reports job then parses the lines.
 
 from __future__ import annotations
 
-import shutil
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ class ColumnarCopy:
         self.trace = trace
         self.folder = Path(columnar_copy(str(trace), 0)).parent
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.partial = self.folder / "partial.parquet"
+        self.partial = self.folder / f"partial-{os.getpid()}-{id(self)}.parquet"  # its own, should two write
         self.schema = arrow_schema()
         self.rows: list[dict[str, Any]] = []
         self.writer = pq.ParquetWriter(self.partial, self.schema)
@@ -38,6 +38,7 @@ class ColumnarCopy:
         earlier = Path(columnar_copy(str(trace), length))
         if length and not earlier.exists():
             return None
+        copy = None
         try:
             copy = cls(trace)
             if length:
@@ -45,7 +46,8 @@ class ColumnarCopy:
 
                 copy.writer.write_table(pq.read_table(earlier, schema=copy.schema))
         except Exception:  # noqa: BLE001 - pyarrow raises its own kinds and OSError; the lines are the record
-            shutil.rmtree(Path(columnar_copy(str(trace), 0)).parent, ignore_errors=True)
+            if copy is not None:
+                copy.abandon()
             return None
         return copy
 
@@ -59,16 +61,15 @@ class ColumnarCopy:
         self._flush()
         self.writer.close()
         done = Path(columnar_copy(str(self.trace), length))
-        for stale in self.folder.glob("*.parquet"):
-            if stale != self.partial:
-                stale.unlink()
+        for stale in self.folder.glob("[0-9]*.parquet"):  # copies of the trace at earlier lengths
+            stale.unlink(missing_ok=True)
         self.partial.rename(done)
 
     def abandon(self) -> None:
         try:
             self.writer.close()
         finally:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            self.partial.unlink(missing_ok=True)
 
     def _flush(self) -> None:
         if self.rows:

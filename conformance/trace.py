@@ -32,19 +32,23 @@ class TraceWriter:
         self._copy = ColumnarCopy.start(path) if columnar else None
         self._file: IO[str] = path.open("a", encoding="utf-8")
         self._lock = threading.Lock()
+        self._length = path.stat().st_size  # what the trace should measure: another writer may append too
 
     def write(self, record: dict[str, Any]) -> None:
         line = dumps(record) + "\n"
         with self._lock:
             self._file.write(line)
             self._file.flush()
+            self._length += len(line.encode())
             if self._copy is not None:
                 self._keep_copy(self._copy.add, record)
 
     def close(self) -> None:
         self._file.close()
-        if self._copy is not None:
-            self._keep_copy(self._copy.finish, self.path.stat().st_size)
+        if self._copy is not None and self.path.stat().st_size != self._length:
+            self._copy.abandon()  # lines of another process are in the trace too: a copy would leave them out
+        elif self._copy is not None:
+            self._keep_copy(self._copy.finish, self._length)
 
     def _keep_copy(self, action: Callable[[Any], None], argument: Any) -> None:
         """The columnar copy is a convenience: should writing it fail, it is dropped, never the run."""

@@ -62,5 +62,16 @@ def test_a_failing_copy_is_dropped_and_the_trace_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(columnar, "columnar_row", broken)
     writer.write(lines("r1", 2)[1])
     writer.close()
-    assert not (tmp_path / "trace.jsonl.columns").exists()
+    assert not list((tmp_path / "trace.jsonl.columns").iterdir())
     assert [json.loads(line)["step"] for line in trace.read_text().splitlines()] == [0, 1]
+
+
+def test_two_writers_appending_at_once_leave_no_copy(tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    first, second = TraceWriter(trace), TraceWriter(trace)  # two runs into one folder at the same time
+    for one, other in zip(lines("r1", 3), lines("r2", 3), strict=True):
+        first.write(one)
+        second.write(other)
+    first.close()
+    second.close()
+    assert not list((tmp_path / "trace.jsonl.columns").iterdir())  # each copy would miss the other's lines
