@@ -3,11 +3,13 @@
 An answer inside the permitted set narrows the worlds the model holds possible; a later answer may then contradict
 every world that is left. Had the earlier answer been unknown, the worlds it ruled out would still be there; where
 they explain the later answer, the target's divergence is the earlier one: its answer was permitted only in worlds
-the target was not in (moto refusing a change of a deleted message as an invalid handle, which only a move to the
+the target was not in (LocalStack accepting changes through the expired handle of a FIFO message it had moved
+to the dead-letter queue, which only the world where it had not moved permits, then the message in the
+dead-letter queue; moto refusing a change of a deleted message as an invalid handle, which only a move to the
 dead-letter queue at the instant a long poll ended permits, then an empty dead-letter queue; fauxqs accepting a
 change past the 12-hour ceiling, which only an expired handle accepted without hiding the message permits, then a
 long poll that does not find it). The divergence is then named after the rules that earlier answer broke in the
-worlds it ruled out, then its own.
+worlds it ruled out (the answers that, given instead, explain the case), then its own.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model.core import Model
-from model.outcomes import Divergence, Verdict, attribution, describe
+from model.outcomes import Divergence, Verdict, attribution, concrete, describe
 from model.state import Timing
 from model.usage import ModelUsageError
 from model.values import Operation, ReceiveMessage, Response, Unknown
@@ -42,19 +44,27 @@ def blamed(profile: str, timing: Timing, played: list[Played], divergences: tupl
     explained or not as a whole, so this is decided once for all its divergences."""
     if not divergences:
         return divergences
-    index = _stood_on(profile, timing, played)
-    if index is None:
+    found = _stood_on(profile, timing, played)
+    if found is None:
         return divergences
+    index, unheard = found
     step = played[index]
-    rules = attribution(list(step.verdict.others), step.observed)
-    expected = " or ".join(dict.fromkeys(describe(o.response) for o in step.verdict.others))
+    # Named after the answers that, given there instead, explain the case: the worlds that answer ruled out. The
+    # step's other permitted answers may belong to the worlds that are left (a FIFO queue may refuse an expired
+    # handle or accept it), and their rules were kept, not broken.
+    others = list(step.verdict.others)
+    explaining = [o for o in others
+                  if _explained_without(profile, timing, played, unheard - {index}, {index: concrete(o.response)})]
+    rules = tuple(dict.fromkeys(attribution(explaining, step.observed) + attribution(others, step.observed)))
+    expected = " or ".join(dict.fromkeys(describe(o.response) for o in explaining or others))
     return tuple(Divergence(tuple(dict.fromkeys(rules + d.rules)),
                             f"at step {index}: {expected}; or, where that step's answer holds, {d.expected}",
                             f"at step {index}: {describe(step.observed)}; here: {d.observed}", d.message_ids)
                  for d in divergences)
 
 
-def _stood_on(profile: str, timing: Timing, played: list[Played]) -> int | None:
+def _stood_on(profile: str, timing: Timing, played: list[Played]) -> tuple[int, set[int]] | None:
+    """The earliest answer the case stands on, and the answers taken as never heard to explain it."""
     unheard: list[int] = []
     for index in range(len(played) - 2, -1, -1):
         if len(unheard) == CANDIDATES:
@@ -63,7 +73,7 @@ def _stood_on(profile: str, timing: Timing, played: list[Played]) -> int | None:
             continue
         unheard.append(index)
         if _explained_without(profile, timing, played, set(unheard)):
-            return index
+            return index, set(unheard)
     return None
 
 
@@ -74,12 +84,15 @@ def _narrowed(step: Played) -> bool:
     return bool(verdict.others) and not verdict.divergences and not isinstance(step.op, ReceiveMessage)
 
 
-def _explained_without(profile: str, timing: Timing, played: list[Played], unheard: set[int]) -> bool:
-    """Whether every answer of the case is permitted once the answers at `unheard` are taken as never heard."""
+def _explained_without(profile: str, timing: Timing, played: list[Played], unheard: set[int],
+                       instead: dict[int, Response] | None = None) -> bool:
+    """Whether every answer of the case is permitted once the answers at `unheard` are taken as never heard (and
+    those at `instead` as these)."""
     model = Model(profile, timing)
+    instead = instead or {}
     try:
         for index, step in enumerate(played):
-            heard = Unknown("what if it was not heard") if index in unheard else step.observed
+            heard = Unknown("what if it was not heard") if index in unheard else instead.get(index, step.observed)
             verdict = model.observe(step.op, step.invoke, heard, completed_at=step.complete)
             if verdict.divergences or not verdict.consistent:
                 return False

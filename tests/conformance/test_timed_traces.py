@@ -295,3 +295,25 @@ def test_a_success_only_a_world_later_contradicted_permitted_names_the_rule_it_b
     path = trace(tmp_path, steps, clock="virtual", tolerance=0.0, profile="sqs-fifo")
     assert first_rule(path).startswith("VIS-CEILING")
     assert "RCV-LONG-POLL" in divergent_rules(path)  # still named: the other way to explain it
+
+
+def test_changes_accepted_for_a_message_then_found_in_the_dead_letter_queue_name_the_moved_world(tmp_path):
+    # LocalStack's case (real clock, FIFO, maxReceiveCount 1): m1 received for 5 s; a long poll over its deadline
+    # answers empty (m1 may have moved then, or not yet); two changes through its expired handle are accepted, which
+    # a FIFO queue may do if m1 is still there; then m1 is in the dead-letter queue, where only a move at that poll
+    # can have put it. The changes are what is wrong, and the rules of the world where m1 had moved say why, not
+    # the expired-handle rule, whose every answer was permitted where m1 was still there.
+    fifo = {"FifoQueue": "true", "ContentBasedDeduplication": "true"}
+    steps = [(0.0, 0.05, CreateQueue("dlq", fifo), Ok()),
+             (0.05, 0.1, CreateQueue("q", {**fifo, "RedrivePolicy": {
+                 "deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}), Ok()),
+             (0.1, 0.15, SendMessage("q", "m1", group_id="g"), SendOk("id-1")),
+             (0.15, 0.2, ReceiveMessage("q", visibility_timeout=5),
+              ReceiveOk((ReceivedMessage("id-1", "m1", "h-1", None, None),))),
+             (5.2, 5.9, ReceiveMessage("q", wait_time_seconds=1), ReceiveOk(())),
+             (5.95, 6.0, ChangeMessageVisibility("q", "h-1", 0), ChangeOk()),
+             (6.0, 6.05, ChangeMessageVisibility("q", "h-1", 1), ChangeOk()),
+             (7.1, 7.2, ReceiveMessage("dlq", wait_time_seconds=1),
+              ReceiveOk((ReceivedMessage("id-1", "m1", "h-2", None, None),)))]
+    path = trace(tmp_path, steps, tolerance=0.5, profile="sqs-fifo")
+    assert first_rule(path) in ("REDRIVE-DLQ", "CMV-DELETED")
