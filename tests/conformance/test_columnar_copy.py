@@ -2,6 +2,7 @@
 of the trace, follows a trace appended to by a later run, and never costs the run its trace."""
 
 import json
+import shutil
 
 import pyarrow.parquet as pq
 
@@ -75,3 +76,12 @@ def test_two_writers_appending_at_once_leave_no_copy(tmp_path):
     first.close()
     second.close()
     assert not list((tmp_path / "trace.jsonl.columns").iterdir())  # each copy would miss the other's lines
+
+
+def test_a_copy_that_cannot_be_finished_does_not_fail_the_run(tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    writer = TraceWriter(trace)
+    writer.write(lines("r1", 1)[0])
+    shutil.rmtree(tmp_path / "trace.jsonl.columns")  # e.g. a cleanup removing the folder while the run goes on
+    writer.close()
+    assert len(trace.read_text().splitlines()) == 1 and not (tmp_path / "trace.jsonl.columns").exists()
