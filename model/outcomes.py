@@ -332,6 +332,8 @@ class BatchExpectation:
 
     entries: list[tuple[str, Enumerated]]
     at_the_limit: bool = False  # as many entries as a batch may have: a limit one too low would refuse it
+    # Per entry naming a message that other entries name too: their ids, and its outcomes once they came first.
+    after_others: dict[str, tuple[tuple[str, ...], Enumerated]] = field(default_factory=dict)
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -368,7 +370,7 @@ class BatchExpectation:
                 continue
             verdict = expectation.check(_as_entry_response(response, expectation))
             parts.append((entry_id, verdict.outcome, response))
-            divergences.extend(verdict.divergences)
+            divergences.extend(self._named_after_others(entry_id, response, verdict.divergences, observed))
             decided.update(verdict.decisive)
             consistent = consistent and verdict.consistent
         if by_id:
@@ -383,6 +385,17 @@ class BatchExpectation:
         # open, say); the batch's own rules are the batch's.
         verdict.outcome.undecided = tuple(r for r in self._entry_rules if r not in decided)
         return verdict
+
+    def _named_after_others(self, entry_id: str, response: Response, divergences: tuple[Divergence, ...],
+                            observed: BatchOk) -> tuple[Divergence, ...]:
+        """An entry that failed where another entry naming the same message succeeded most likely came after it
+        (its handle, say, was then that of a deleted message): the rules of that world come first. Which order the
+        queue took is not recorded, so this names the divergence and permits nothing more."""
+        siblings, after = self.after_others.get(entry_id, ((), None))
+        if not divergences or after is None or not set(siblings) & set(observed.successful):
+            return divergences
+        first = attribution(after.outcomes, response)
+        return tuple(replace(d, rules=tuple(dict.fromkeys(first + d.rules))) for d in divergences)
 
     def _combine(self, parts: list[tuple[str, Outcome, Response]], divergences: tuple[Divergence, ...],
                  in_order: bool = False) -> Verdict:
