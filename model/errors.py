@@ -164,10 +164,9 @@ class Check(Enum):
     RANGE = "a parameter's range"
 
 
-def check_named_by(code: str, message: str) -> Check | None:
-    """The check whose recorded text a refusal carries, or None."""
-    if code != INVALID_PARAMETER_VALUE:
-        return None
+def check_named_by(message: str) -> Check | None:
+    """The check whose recorded text a refusal carries, or None; whatever its code, which may be what is wrong
+    (fauxqs refuses a change of a message no longer there with the recorded text under `MessageNotInflight`)."""
     texts = ((Check.CEILING, _BEYOND_CEILING), (Check.EXPIRY, _EXPIRED), (Check.GONE, _NOT_AVAILABLE),
              (Check.RANGE, _MAX_MESSAGES_RANGE), (Check.RANGE, _WAIT_RANGE))
     return next((check for check, text in texts if text.rstrip(".") in message), None)

@@ -286,11 +286,15 @@ def attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
     moved to the dead-letter queue). A target that rejects the *handle* breaks the rules of the outcomes that
     accepted it (a success, or an error about the value), those where the handle may have expired or gone
     stale first; otherwise the outcomes closest to the answer (same error code, then same kind) come first."""
-    check = errors.check_named_by(observed.code, observed.message) if isinstance(observed, Error) else None
+    check = errors.check_named_by(observed.message) if isinstance(observed, Error) else None
     if check is not None:
         weighed = [o for o in outcomes if _RULES_OF_CHECK[check] & set(o.rules)]
         if weighed:
-            return _ordered_rules(weighed + outcomes)
+            # The check's own rules first, then the rest of those outcomes': a message moved to the dead-letter
+            # queue whose change is refused with the wrong code breaks CMV-DELETED, the check that refuses it,
+            # not REDRIVE-DLQ, which moved it.
+            checked = tuple(r for o in weighed for r in o.rules if r in _RULES_OF_CHECK[check])
+            return _ordered_rules([Outcome(observed, checked)] + weighed + outcomes)
         if check in _UNWEIGHED and any(not isinstance(o.response, ErrorSpec) for o in outcomes):
             return _ordered_rules([Outcome(observed, _UNWEIGHED[check])] + outcomes)
 

@@ -344,3 +344,20 @@ def test_a_batch_entry_refused_after_another_deleted_its_message_names_the_secon
 def test_a_batch_deleting_one_message_twice_through_its_handle_conforms(tmp_path):
     path = trace(tmp_path, _one_handle_deleted_twice_in_a_batch(None), clock="virtual", tolerance=0.0)
     assert divergent_rules(path) == set()
+
+
+def test_a_change_of_a_redriven_message_refused_with_another_code_names_the_check_that_refuses_it(tmp_path):
+    # fauxqs' case: m1 moved to the dead-letter queue by an empty long poll; a change through its handle is refused
+    # with the right text but the code MessageNotInflight, not InvalidParameterValue. The move was right; the
+    # refusal of a change of a message no longer there is what is wrong (CMV-DELETED).
+    steps = [(0.0, 0.0, CreateQueue("dlq", {}), Ok()),
+             (0.0, 0.0, CreateQueue("q", {"RedrivePolicy": {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}),
+              Ok()),
+             (0.0, 0.0, SendMessage("q", "m1"), SendOk("id-1")),
+             (0.0, 0.0, ReceiveMessage("q", visibility_timeout=1),
+              ReceiveOk((ReceivedMessage("id-1", "m1", "h-1", 1, 0),))),
+             (2.0, 3.0, ReceiveMessage("q", wait_time_seconds=1), ReceiveOk(())),
+             (3.0, 3.0, ChangeMessageVisibility("q", "h-1", 10),
+              Error("MessageNotInflight", "Message does not exist or is not available for visibility timeout change."))]
+    path = trace(tmp_path, steps, clock="virtual", tolerance=0.0)
+    assert first_rule(path) == "CMV-DELETED"
