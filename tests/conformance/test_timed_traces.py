@@ -8,7 +8,7 @@ from conformance.check import check_traces
 from conformance.trace import encode
 from model.values import (
     ChangeMessageVisibility, CreateQueue, DeleteMessage, ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage,
-    BatchOk, ChangeOk, DeleteEntry, DeleteMessageBatch, EntryFailure, Error, Ok, SendOk, Unknown,
+    BatchOk, ChangeOk, DeleteEntry, DeleteMessageBatch, EntryFailure, Error, Ok, SendOk, SetQueueAttributes, Unknown,
 )
 from tests.trace_lines import trace_line
 
@@ -361,3 +361,26 @@ def test_a_change_of_a_redriven_message_refused_with_another_code_names_the_chec
               Error("MessageNotInflight", "Message does not exist or is not available for visibility timeout change."))]
     path = trace(tmp_path, steps, clock="virtual", tolerance=0.0)
     assert first_rule(path) == "CMV-DELETED"
+
+
+def _fifo_head_delayed_longer(returned: tuple[str, ...]):
+    """fauxqs' case: a FIFO queue delaying by 5 s, m1 sent; the delay set to 0, m3 sent to the same group (it may
+    be delayed or not yet: the attribute takes time to apply); a receive at once returns `returned`."""
+    fifo = {"FifoQueue": "true", "DelaySeconds": 5}
+    bodies = {"id-1": "m1", "id-3": "m3"}
+    return [(0.0, 0.0, CreateQueue("q", fifo), Ok()),
+            (0.0, 0.0, SendMessage("q", "m1", group_id="g1", dedup_id="u1"), SendOk("id-1")),
+            (0.04, 0.04, SetQueueAttributes("q", {"DelaySeconds": 0}), Ok()),
+            (0.04, 0.04, SendMessage("q", "m3", group_id="g1", dedup_id="u3"), SendOk("id-3")),
+            (0.06, 0.06, ReceiveMessage("q", max_messages=1),
+             ReceiveOk(tuple(ReceivedMessage(i, bodies[i], "h-1", 1, 60) for i in returned)))]
+
+
+def test_a_later_message_of_a_fifo_group_returned_before_its_delayed_head_breaks_the_groups_order(tmp_path):
+    path = trace(tmp_path, _fifo_head_delayed_longer(("id-3",)), clock="virtual", tolerance=0.0, profile="sqs-fifo")
+    assert first_rule(path) == "FIFO-ORDER"  # the head is delayed, not in flight: no lock holds the group
+
+
+def test_a_fifo_group_waiting_for_its_delayed_head_conforms(tmp_path):
+    path = trace(tmp_path, _fifo_head_delayed_longer(()), clock="virtual", tolerance=0.0, profile="sqs-fifo")
+    assert divergent_rules(path) == set()
