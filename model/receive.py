@@ -305,9 +305,12 @@ class ReceiveExpectation:
                 for index, s in enumerate(choices):
                     if s is not None and s in member.hidden:
                         ended.setdefault((prefix, certain), first + (index,))
-                        stop = (last + (index,), _holding_rule(s, prefix))
+                        stop = (last + (index,), (FIFO_VISIBLE_PREFIX,) if prefix else (FIFO_GROUP_LOCK,))
                         last_stop = stop if last_stop is None or stop[0] > last_stop[0] else last_stop
-                        continue
+                        if s.hidden is not Hidden.DELAY:
+                            continue
+                        # Nothing records whether a message still delayed holds its group back (the queue's delay
+                        # lowered since may leave a later one due first): it may, or the group may go on past it.
                     path = (prefix, blocked, certain)
                     if s is not None and s in member.receivable:  # a due message is moved, the prefix goes past it
                         allowed[member.message.id].add(s)
@@ -342,7 +345,11 @@ class ReceiveExpectation:
                 rules.append(RCV_AT_LEAST_ONCE)
         if self.queue.fifo:
             rules.append(FIFO_ORDER)
-            rules += self._holding_back  # a group's lock (or its visible prefix) shows only where it holds back
+            # A group's lock (or its visible prefix) shows only where it holds a visible message back.
+            held = {c.message.group_id or "" for c in self.candidates.values() if c.blocked}
+            for group_id, blocker in self.blockers.items():
+                if group_id in held:
+                    rules += blocker
         if self.replay is not None:
             rules = rules + [FIFO_ATTEMPT_ID] if self.fresh else [FIFO_ATTEMPT_ID]
         applicable = self.model.profile.rule_ids
@@ -686,9 +693,7 @@ class ReceiveExpectation:
         undecided = [] if returned else [RCV_COUNT, RCV_FIRST_TIMESTAMP]
         if self.replay is not None:  # it may have repeated an earlier receive, or not: an answer of its own is fine
             undecided.append(FIFO_ATTEMPT_ID)
-        # A group's order shows where two of its messages could come, or where a delayed one holds a later back.
-        together = any(len(prefix) >= 2 for prefixes in self.prefixes.values() for prefix in prefixes)
-        if not together and FIFO_ORDER not in self._holding_back:
+        if not any(len(prefix) >= 2 for prefixes in self.prefixes.values() for prefix in prefixes):
             undecided.append(FIFO_ORDER)
         # A long poll differs from a short one only where a message is surely receivable before its wait ends
         # (an empty answer would come then): on an empty queue the two answer alike.
@@ -698,14 +703,6 @@ class ReceiveExpectation:
         if not (self.long_poll and any(all(s.receive_count for s in c.receivable + c.hidden) for c in due_by_end)):
             undecided.append(RCV_REAPPEAR)
         return tuple(undecided)
-
-    @cached_property
-    def _holding_back(self) -> list[str]:
-        """FIFO: the rules by which groups hold a visible message of theirs back at this receive."""
-        if not self.queue.fifo:
-            return []
-        held = {c.message.group_id or "" for c in self.candidates.values() if c.blocked}
-        return [rule for group_id, blocker in self.blockers.items() if group_id in held for rule in blocker]
 
     @cached_property
     def _due_by_end_of_wait(self) -> list[_Candidate]:
@@ -743,15 +740,6 @@ class ReceiveExpectation:
             else self.late - self.at,
             was_locked=False, why=tuple(why),
         )
-
-
-def _holding_rule(s: MessageState, prefix: tuple[str, ...]) -> tuple[str, ...]:
-    """The rule by which a hidden message holds the rest of its FIFO group back: a delayed one by send order (a
-    queue's delay changed since may leave a later message due first), one in flight by the group's lock, or by
-    the visible-prefix rule where earlier messages of the group may come before it."""
-    if s.hidden is Hidden.DELAY:
-        return (FIFO_ORDER,)
-    return (FIFO_VISIBLE_PREFIX,) if prefix else (FIFO_GROUP_LOCK,)
 
 
 _RANGE_RULES = {"VisibilityTimeout": VIS_RANGE, "WaitTimeSeconds": RCV_WAIT_RANGE,
