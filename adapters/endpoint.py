@@ -162,7 +162,8 @@ class EmulatorTarget(EndpointTarget):
     timeouts are checked in seconds, while requests are still judged in their real-time windows."""
 
     def __init__(self, emulator_name: str = "moto-server", *, max_requests: int | None = None,
-                 tolerance: float | None = None, time_travel: bool = False, say=lambda message: None) -> None:
+                 tolerance: float | None = None, time_travel: bool = False, fifo: bool = False,
+                 say=lambda message: None) -> None:
         from adapters import emulators
         from adapters.servers import FakeTime
 
@@ -176,20 +177,25 @@ class EmulatorTarget(EndpointTarget):
                              version=emulators.installed_version(emu), local_credentials=True, clock=clock)
             self.name = emu.name + (":faketime" if time_travel else "")
             if time_travel:
-                self._check_time_travel()
+                self._check_time_travel(fifo)
         except BaseException:
             self._stop_server()
             raise
 
-    def _check_time_travel(self) -> None:
+    def _check_time_travel(self, fifo: bool) -> None:
         """Moving the clock must bring back a hidden message, and go on doing so after a jump as long as the
         longest a moved-clock witness makes, with long polls still lasting their wait. An emulator whose timers
         run on the monotonic clock (which libfaketime leaves alone), or whose sleeps break after hours of jump,
-        would otherwise show divergences that are not its own."""
+        would otherwise show divergences that are not its own. Probed on a queue of the kind the run will use:
+        an emulator may bring a FIFO queue's messages back by other timers than a standard queue's (LocalStack)."""
         client, url = self.client, None
+        kind = ({"QueueName": f"{self.prefix}time-travel.fifo",
+                 "Attributes": {"FifoQueue": "true", "ContentBasedDeduplication": "true"}} if fifo
+                else {"QueueName": f"{self.prefix}time-travel"})
         try:
-            url = client.create_queue(QueueName=f"{self.prefix}time-travel", tags=self.tags)["QueueUrl"]
-            client.send_message(QueueUrl=url, MessageBody="time travel probe")
+            url = client.create_queue(**kind, tags=self.tags)["QueueUrl"]
+            client.send_message(QueueUrl=url, MessageBody="time travel probe",
+                                **({"MessageGroupId": "probe"} if fifo else {}))
             if not self._comes_back_after_a_move(url):
                 raise TimeTravelUnsupported(
                     f"{self.name}: a message hidden for 30 s stayed hidden after the clock moved 31 s under "

@@ -69,8 +69,10 @@ def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOpti
 
         if not is_known(spec):
             raise TargetError(f"unknown target {spec!r}: {kind} or {kind}{TIME_TRAVEL}")
+        from model.profiles import get_profile
+
         return EmulatorTarget(kind, max_requests=options.max_requests, tolerance=options.tolerance,
-                              time_travel=spec.endswith(TIME_TRAVEL), say=say)
+                              time_travel=spec.endswith(TIME_TRAVEL), fifo=get_profile(profile).fifo, say=say)
     if kind == "endpoint":
         from adapters.endpoint import EndpointTarget
 

@@ -51,9 +51,11 @@ def test_an_unknown_emulator_is_refused_in_one_line():
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "unknown emulator nope" in result.stderr
 
 
-def test_an_emulator_whose_clock_libfaketime_cannot_move_is_refused_for_time_travel(monkeypatch):
+@pytest.mark.parametrize("fifo", [False, True])
+def test_an_emulator_whose_clock_libfaketime_cannot_move_is_refused_for_time_travel(monkeypatch, fifo):
     """moto's server with a libfaketime that moves nothing stands for an emulator timing on the monotonic clock:
-    the probe must notice that the hidden message never came back, and the server must be stopped."""
+    the probe must notice that the hidden message never came back, and the server must be stopped. It probes a
+    queue of the kind the run will use (a FIFO queue's messages may come back by other timers)."""
     from adapters import servers
 
     monkeypatch.setattr(servers.FakeTime, "shift", lambda self, offset: self.file.write_text("+0\n"))
@@ -61,8 +63,24 @@ def test_an_emulator_whose_clock_libfaketime_cannot_move_is_refused_for_time_tra
     real_start = emulators.start
     monkeypatch.setattr(emulators, "start", lambda *a, **k: started.append(real_start(*a, **k)) or started[-1])
     with pytest.raises(TimeTravelUnsupported, match="stayed hidden after the clock moved 31 s"):
-        EmulatorTarget("moto-server", time_travel=True)
+        EmulatorTarget("moto-server", time_travel=True, fifo=fifo)
     assert started and started[0].process.poll() is not None
+
+
+def test_the_time_travel_probe_of_a_fifo_run_uses_a_fifo_queue(monkeypatch):
+    created = []
+    real_check = EmulatorTarget._check_time_travel
+
+    def spy(self, fifo):
+        real_create = self.client.create_queue
+        self.client.create_queue = lambda **kw: created.append(kw) or real_create(**kw)
+        return real_check(self, fifo)
+
+    monkeypatch.setattr(EmulatorTarget, "_check_time_travel", spy)
+    target = EmulatorTarget("moto-server", time_travel=True, fifo=True)  # moto keeps time under libfaketime
+    target.close()
+    (queue,) = created
+    assert queue["QueueName"].endswith(".fifo") and queue["Attributes"]["FifoQueue"] == "true"
 
 
 def test_the_matrix_checks_on_a_real_clock_what_cannot_travel_in_time(monkeypatch, tmp_path):
