@@ -31,10 +31,9 @@ class ColumnarCopy:
         self.writer = pq.ParquetWriter(self.partial, self.schema)
 
     @classmethod
-    def start(cls, trace: Path) -> ColumnarCopy | None:
-        """A copy for a trace about to be appended to: with the rows of the lines already there, which only a
-        copy finished at the trace's present length has; without one, no copy (the lines will be parsed)."""
-        length = trace.stat().st_size if trace.exists() else 0
+    def start(cls, trace: Path, length: int) -> ColumnarCopy | None:
+        """A copy for a trace of `length` bytes about to be appended to: with the rows of the lines already there,
+        which only a copy finished at that length has; without one, no copy (the lines will be parsed)."""
         earlier = Path(columnar_copy(str(trace), length))
         if length and not earlier.exists():
             return None

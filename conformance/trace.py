@@ -29,10 +29,12 @@ class TraceWriter:
     def __init__(self, path: Path, columnar: bool = True) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._copy = ColumnarCopy.start(path) if columnar else None
         self._file: IO[str] = path.open("a", encoding="utf-8")
         self._lock = threading.Lock()
-        self._length = path.stat().st_size  # what the trace should measure: another writer may append too
+        # What the trace should measure, from one look at it: the copy starts from the lines of that length, and
+        # a trace that ends longer than they and this writer's lines had another writer too.
+        self._length = path.stat().st_size
+        self._copy = ColumnarCopy.start(path, self._length) if columnar else None
 
     def write(self, record: dict[str, Any]) -> None:
         line = dumps(record) + "\n"
