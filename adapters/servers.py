@@ -79,10 +79,13 @@ class LocalServer:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-FAKETIME_PLACES = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-                   "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
-                   "/usr/local/lib/faketime/libfaketime.so.1")
-
+# The thread-safe build (Debian's package ships it beside the plain one). The plain build parses the offset file
+# into one buffer all threads share, so a thread can read the unshifted time while another rereads the file
+# (libfaketime's pull request 547, after Debian's 0.9.10). A server whose scheduler sleeps until a deadline taken
+# from such a reading stalls for the whole offset: LocalStack did after a 25 h jump, and no hidden message came back.
+FAKETIME_PLACES = tuple(f"{folder}/libfaketimeMT.so.1" for folder in (
+    "/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/aarch64-linux-gnu/faketime", "/usr/lib/faketime",
+    "/usr/local/lib/faketime"))
 
 def faketime_library() -> str:
     for place in FAKETIME_PLACES:
@@ -102,7 +105,10 @@ class FakeTime:
                     "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
 
     def shift(self, offset: float) -> None:
-        self.file.write_text(f"+{offset:.6f}\n")
+        # Written aside and renamed over: a server never reads a half-written (empty) offset.
+        aside = self.file.with_name(self.file.name + ".new")
+        aside.write_text(f"+{offset:.6f}\n")
+        os.replace(aside, self.file)
 
     def remove(self) -> None:
         self.file.unlink(missing_ok=True)
