@@ -71,21 +71,30 @@ class RealClock:
 
 class ShiftedClock(RealClock):
     """Real time plus an offset that `advance` moves at once; `shift` tells the target's clock the new offset.
-    Requests still take real time, so operations are judged in windows as under a real clock."""
+    Requests still take real time, so operations are judged in windows as under a real clock.
+
+    `settle`: the last seconds of each advance pass in real time. A target that requeues on a periodic scan
+    (LocalStack: every second) would have scanned during a real wait; after an instant jump its next scan is up
+    to a period away in real time, and a step made at once would see messages the wait had released still hidden.
+    """
 
     kind = "shifted"
 
-    def __init__(self, shift: Callable[[float], None]) -> None:
+    def __init__(self, shift: Callable[[float], None], settle: float = 0.0) -> None:
         super().__init__()
         self.offset = 0.0
+        self.settle = settle
         self._shift = shift
 
     def now(self) -> float:
         return super().now() + self.offset
 
     def advance(self, seconds: float) -> None:
-        self.offset += forward(seconds)
-        self._shift(self.offset)
+        jump = max(0.0, forward(seconds) - self.settle)
+        if jump:
+            self.offset += jump
+            self._shift(self.offset)
+        super().advance(seconds - jump)
 
 
 class Target(ABC):

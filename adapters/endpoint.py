@@ -42,6 +42,20 @@ class BudgetExhausted(TargetError):
 TIME_TRAVEL_JUMP = 25 * 3600
 
 
+# How long after a move of its clock an emulator may take to bring back a message the move released (LocalStack
+# scans once a second), before the probe counts it as not following the wall clock.
+LAG_LIMIT = 3.0
+
+
+def settle_for(lags: list[float]) -> float:
+    """The real seconds to leave an emulator at the end of each advance (ShiftedClock.settle), from how long it
+    took to bring back a released message after a move. Within a tenth of a second: its timers are read on
+    demand, no settling. Else it scans periodically, and each lag fell somewhere in its period: the longest lag,
+    but at least the shortest period a scanner uses (a second), with a margin for the scan itself."""
+    longest = max(lags, default=0.0)
+    return 0.0 if longest < 0.1 else max(1.0, longest) + 0.25
+
+
 class TimeTravelUnsupported(TargetError):
     """The emulator's clock cannot be moved under libfaketime: check it on a real clock instead."""
 
@@ -176,18 +190,22 @@ class EmulatorTarget(EndpointTarget):
             super().__init__(endpoint_url=self.server.url, max_requests=max_requests, tolerance=tolerance,
                              version=emulators.installed_version(emu), local_credentials=True, clock=clock)
             self.name = emu.name + (":faketime" if time_travel else "")
-            if time_travel:
-                self._check_time_travel(fifo)
+            if clock is not None:
+                clock.settle = self._check_time_travel(fifo)
+                if clock.settle:
+                    say(f"{self.name}: it brings a released message back up to a second or more after a move "
+                        f"of its clock (a periodic scan): each advance ends with {clock.settle:g} s of real time")
         except BaseException:
             self._stop_server()
             raise
 
-    def _check_time_travel(self, fifo: bool) -> None:
+    def _check_time_travel(self, fifo: bool) -> float:
         """Moving the clock must bring back a hidden message, and go on doing so after a jump as long as the
         longest a moved-clock witness makes, with long polls still lasting their wait. An emulator whose timers
         run on the monotonic clock (which libfaketime leaves alone), or whose sleeps break after hours of jump,
         would otherwise show divergences that are not its own. Probed on a queue of the kind the run will use:
-        an emulator may bring a FIFO queue's messages back by other timers than a standard queue's (LocalStack)."""
+        an emulator may bring a FIFO queue's messages back by other timers than a standard queue's (LocalStack).
+        Returns the clock's `settle`: from how long after each move the message took to come back."""
         client, url = self.client, None
         kind = ({"QueueName": f"{self.prefix}time-travel.fifo",
                  "Attributes": {"FifoQueue": "true", "ContentBasedDeduplication": "true"}} if fifo
@@ -196,10 +214,12 @@ class EmulatorTarget(EndpointTarget):
             url = client.create_queue(**kind, tags=self.tags)["QueueUrl"]
             client.send_message(QueueUrl=url, MessageBody="time travel probe",
                                 **({"MessageGroupId": "probe"} if fifo else {}))
-            if not self._comes_back_after_a_move(url):
+            lags = [self._lag_after_a_move(url)]
+            if lags[0] is None:
                 raise TimeTravelUnsupported(
                     f"{self.name}: a message hidden for 30 s stayed hidden after the clock moved 31 s under "
                     f"libfaketime (its timers do not follow the wall clock): check it on a real clock")
+            lags.append(self._lag_after_a_move(url))
             self.clock.advance(TIME_TRAVEL_JUMP)
             taken = client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages")
             started = time.monotonic()
@@ -207,29 +227,35 @@ class EmulatorTarget(EndpointTarget):
             polled = time.monotonic() - started
             wrong = [] if taken else ["the message was not receivable"]
             wrong += [] if 0.5 <= polled <= 5 else [f"a 1 s long poll took {polled:.1f} s"]
-            if taken and not wrong and not self._comes_back_after_a_move(url, received=True):
-                wrong.append("a message hidden for 30 s stayed hidden after 31 s more")
+            if taken and not wrong:
+                lags.append(self._lag_after_a_move(url, received=True))
+                if lags[-1] is None:
+                    wrong.append("a message hidden for 30 s stayed hidden after 31 s more")
             if wrong:
                 raise TimeTravelUnsupported(
                     f"{self.name}: after the clock moved {TIME_TRAVEL_JUMP / 3600:g} h under libfaketime it no "
                     f"longer keeps time ({'; '.join(wrong)}): check it on a real clock")
+            return settle_for([lag for lag in lags if lag is not None])
         except (botocore.exceptions.ClientError, *UNANSWERED) as error:
             raise TargetError(f"{self.name}: the time-travel probe failed: {redact(str(error))}") from None
         finally:
             if url is not None:
                 self._forget_queue(url)
 
-    def _comes_back_after_a_move(self, url: str, received: bool = False) -> bool:
-        """Receive the message for 30 s (unless `received`), move the clock 31 s: is it receivable again?"""
+    def _lag_after_a_move(self, url: str, received: bool = False) -> float | None:
+        """Receive the message for 30 s (unless `received`), move the clock 31 s: the real seconds until it is
+        receivable again (None: not within LAG_LIMIT)."""
         client = self.client
         if not received and not client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages"):
             raise TargetError(f"{self.name}: the time-travel probe message was not received")
         self.clock.advance(31)
-        for _ in range(10):  # some emulators requeue on a periodic scan (LocalStack: every second)
+        moved = time.monotonic()
+        while True:
             if client.receive_message(QueueUrl=url, VisibilityTimeout=0).get("Messages"):
-                return True
-            time.sleep(0.3)
-        return False
+                return time.monotonic() - moved
+            if time.monotonic() - moved > LAG_LIMIT:
+                return None
+            time.sleep(0.1)
 
     def _forget_queue(self, url: str) -> None:
         try:

@@ -4,13 +4,15 @@ import datetime
 import shutil
 import subprocess
 import sys
+import threading
+import time
 
 import boto3
 import pytest
 
 from adapters import emulators
-from adapters.base import TargetError
-from adapters.endpoint import EmulatorTarget, TimeTravelUnsupported
+from adapters.base import ShiftedClock, TargetError
+from adapters.endpoint import EmulatorTarget, TimeTravelUnsupported, settle_for
 from conformance import matrix
 from model.rules import rules_for
 from tests.loopback import LOOPBACK_V4, listening_addresses
@@ -81,6 +83,55 @@ def test_the_time_travel_probe_of_a_fifo_run_uses_a_fifo_queue(monkeypatch):
     target.close()
     (queue,) = created
     assert queue["QueueName"].endswith(".fifo") and queue["Attributes"]["FifoQueue"] == "true"
+
+
+def test_a_shifted_clock_moves_at_once_but_lets_the_last_seconds_of_an_advance_pass_in_real_time():
+    shifts = []
+    clock = ShiftedClock(shifts.append, settle=0.4)
+    started, real_started = clock.now(), time.monotonic()
+    clock.advance(100)
+    assert shifts == [pytest.approx(99.6)] and time.monotonic() - real_started >= 0.4
+    assert clock.now() - started == pytest.approx(100, abs=0.2)
+    clock.advance(0.3)  # shorter than the settling: a real wait, no move
+    assert len(shifts) == 1 and clock.now() - started == pytest.approx(100.3, abs=0.2)
+    unsettled = ShiftedClock(shifts.append)
+    real_started = time.monotonic()
+    unsettled.advance(3600)
+    assert shifts[-1] == 3600 and time.monotonic() - real_started < 0.2
+
+
+@pytest.mark.parametrize("lags, settle", [([], 0.0), ([0.02, 0.06, 0.01], 0.0), ([0.3, 0.7, 0.2], 1.25),
+                                          ([0.95, 1.05, 0.13], 1.3)])
+def test_settling_is_none_for_timers_read_on_demand_and_a_scan_period_with_a_margin_else(lags, settle):
+    assert settle_for(lags) == pytest.approx(settle)
+
+
+def test_an_emulator_that_brings_messages_back_on_a_periodic_scan_is_given_the_time_for_one_after_each_move(
+        monkeypatch):
+    """moto's server seeing each move of its clock 0.6 s late stands for an emulator that requeues on a scan once a
+    second (LocalStack): after an instant jump past a deadline its next scan is still up to a period away, where a
+    real wait would have scanned. The probe measures that lag; each advance then ends with a real second or more,
+    so the step after it finds what the wait released, as it would on a real clock."""
+    from adapters import servers
+
+    real_shift = servers.FakeTime.shift
+
+    def seen_late(self, offset):
+        if not offset:
+            return real_shift(self, offset)
+        threading.Timer(0.6, real_shift, (self, offset)).start()
+
+    monkeypatch.setattr(servers.FakeTime, "shift", seen_late)
+    target = EmulatorTarget("moto-server", time_travel=True)
+    try:
+        assert target.clock.settle == pytest.approx(1.25)
+        url = target.client.create_queue(QueueName=f"{target.prefix}scan", tags=target.tags)["QueueUrl"]
+        target.client.send_message(QueueUrl=url, MessageBody="m")
+        assert target.client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages")
+        target.clock.advance(31)
+        assert target.client.receive_message(QueueUrl=url).get("Messages"), "the message the move released"
+    finally:
+        target.close()
 
 
 def test_the_matrix_checks_on_a_real_clock_what_cannot_travel_in_time(monkeypatch, tmp_path):
