@@ -10,6 +10,10 @@ dead-letter queue at the instant a long poll ended permits, then an empty dead-l
 change past the 12-hour ceiling, which only an expired handle accepted without hiding the message permits, then a
 long poll that does not find it). The divergence is then named after the rules that earlier answer broke in the
 worlds it ruled out (the answers that, given instead, explain the case), then its own.
+
+Where no world the model held explains the case, an earlier acceptance may have been carried out where only its
+refusal was permitted: the case replayed with that step's effects as a target not enforcing the refusal's rules
+would leave them (`Outcome.unenforced`) names those rules.
 """
 
 from __future__ import annotations
@@ -17,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model.core import Model
-from model.outcomes import Divergence, Verdict, attribution, concrete, describe
+from model.outcomes import Divergence, Effects, Outcome, Verdict, attribution, concrete, describe
 from model.state import Timing
 from model.usage import ModelUsageError
-from model.values import Operation, ReceiveMessage, Response, Unknown
+from model.values import Error, ErrorSpec, Operation, ReceiveMessage, Response, Unknown
 
 CANDIDATES = 6  # earlier narrowing answers tried, latest first: each costs a replay of the case on the model
 
@@ -46,7 +50,7 @@ def blamed(profile: str, timing: Timing, played: list[Played], divergences: tupl
         return divergences
     found = _stood_on(profile, timing, played)
     if found is None:
-        return divergences
+        return _named_after_unenforced(profile, timing, played, divergences)
     index, unheard = found
     step = played[index]
     # Named after the answers that, given there instead, explain the case: the worlds that answer ruled out. The
@@ -61,6 +65,29 @@ def blamed(profile: str, timing: Timing, played: list[Played], divergences: tupl
                             f"at step {index}: {expected}; or, where that step's answer holds, {d.expected}",
                             f"at step {index}: {describe(step.observed)}; here: {d.observed}", d.message_ids)
                  for d in divergences)
+
+
+def _named_after_unenforced(profile: str, timing: Timing, played: list[Played],
+                            divergences: tuple[Divergence, ...]) -> tuple[Divergence, ...]:
+    """Where no world the model held explains the case: an earlier acceptance whose refusal was permitted instead,
+    and the case explained had the target carried the operation out regardless of the refusal's rules (LocalStack
+    accepting a change past the 12-hour ceiling through an expired handle and hiding the message for it, then a
+    long poll that does not find it). The divergence is named after those rules, then its own."""
+    for index in range(len(played) - 2, max(-1, len(played) - 2 - CANDIDATES), -1):
+        step = played[index]
+        if step.verdict.divergences or isinstance(step.observed, (ErrorSpec, Error, Unknown)):
+            continue
+        for refusal in step.verdict.others:
+            if refusal.unenforced is None or not _explained_without(profile, timing, played, set(),
+                                                                    forced={index: refusal.unenforced}):
+                continue
+            return tuple(Divergence(tuple(dict.fromkeys(refusal.rules + d.rules)),
+                                    f"at step {index}: {describe(refusal.response)}; or, where that step's answer "
+                                    f"holds, {d.expected}",
+                                    f"at step {index}: {describe(step.observed)}, carried out; here: {d.observed}",
+                                    d.message_ids)
+                         for d in divergences)
+    return divergences
 
 
 def _stood_on(profile: str, timing: Timing, played: list[Played]) -> tuple[int, set[int]] | None:
@@ -85,13 +112,16 @@ def _narrowed(step: Played) -> bool:
 
 
 def _explained_without(profile: str, timing: Timing, played: list[Played], unheard: set[int],
-                       instead: dict[int, Response] | None = None) -> bool:
+                       instead: dict[int, Response] | None = None, forced: dict[int, Effects] | None = None) -> bool:
     """Whether every answer of the case is permitted once the answers at `unheard` are taken as never heard (and
-    those at `instead` as these)."""
+    those at `instead` as these, and the steps at `forced` as having had these effects whatever they answered)."""
     model = Model(profile, timing)
-    instead = instead or {}
+    instead, forced = instead or {}, forced or {}
     try:
         for index, step in enumerate(played):
+            if index in forced:
+                model.commit(Outcome(step.observed, (), forced[index]))
+                continue
             heard = Unknown("what if it was not heard") if index in unheard else instead.get(index, step.observed)
             verdict = model.observe(step.op, step.invoke, heard, completed_at=step.complete)
             if verdict.divergences or not verdict.consistent:

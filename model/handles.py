@@ -23,12 +23,14 @@ if TYPE_CHECKING:
 
 class PerState(NamedTuple):
     """One answer permitted for one possible state of a message: the response, the rules it rests on, the state it
-    leaves the message in (None: as it was) and the situations it shows those rules in."""
+    leaves the message in (None: as it was) and the situations it shows those rules in. A refusal may say the state
+    a target that does not enforce its rules would leave instead (`Outcome.unenforced`)."""
 
     response: object
     rules: tuple[str, ...]
     state: MessageState | None = None
     situations: tuple[tuple[str, str], ...] = ()
+    unenforced: MessageState | None = None
 
 
 def per_state(message: Message, outcomes_of: Callable[[MessageState], list[PerState]],
@@ -54,7 +56,9 @@ def per_state(message: Message, outcomes_of: Callable[[MessageState], list[PerSt
                 minted = frozenset({response.receipt_handle})
                 effects.handles[response.receipt_handle] = HandleInfo(
                     message.id, s.queue, s.received_at if s.received_at is not None else 0.0)
-            result.append(Outcome(response, answer.rules, effects, minted, situations=situations))
+            unenforced = None if answer.unenforced is None else Effects(states={message.id: (answer.unenforced,)})
+            result.append(Outcome(response, answer.rules, effects, minted, situations=situations,
+                                  unenforced=unenforced))
     return result
 
 

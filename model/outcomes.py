@@ -61,6 +61,9 @@ class Outcome:
     # same answer (a purge that finds a message in flight, a value at the edge of its range, a ceiling counted
     # from a later receive): witnesses are searched for each situation of each rule.
     situations: tuple[tuple[str, str], ...] = ()
+    # A refusal's: the effects of the operation carried out all the same, as by a target that does not enforce the
+    # refusal's rules (a change past the 12-hour ceiling applied). Never permitted; blame tries that world.
+    unenforced: Effects | None = None
 
     def situation_of(self, rule_id: str) -> str:
         return ", ".join(label for rule, label in self.situations if rule == rule_id)

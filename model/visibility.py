@@ -152,7 +152,7 @@ def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, 
     deadline = now + v
     rules, flipped_by = _ceiling_rules(model, message.sent_at, s, deadline, ceiling)
     situations = situated((VIS_CEILING_FROM_RECEIVE,), flipped_by)
-    rejected = PerState(errors.beyond_ceiling(int(v)), rules, None, situations)
+    rejected = PerState(errors.beyond_ceiling(int(v)), rules, None, situations, unenforced=accepted.state)
     band = model.timing.tolerance  # under a real clock the receive and this change each took effect in a window
     if deadline > ceiling + s.received_slack + band:  # beyond even the latest the receive may have set it
         return [rejected]

@@ -297,6 +297,27 @@ def test_a_success_only_a_world_later_contradicted_permitted_names_the_rule_it_b
     assert "RCV-LONG-POLL" in divergent_rules(path)  # still named: the other way to explain it
 
 
+def _expired_handle_changed_to(seconds: int):
+    # m1 received for 30 s (deadline in [30.2, 30.4], 1 s tolerance); at 32 its handle has surely expired, and a
+    # change through it is accepted (whether m1 is hidden again is not recorded: both permitted); then a long poll
+    # does not find m1.
+    return received_for(30) + [(32.0, 32.05, ChangeMessageVisibility("q", "h-1", seconds), ChangeOk()),
+                               again(33.0, 34.0, returned=False, wait=1)]
+
+
+def test_an_expired_handle_accepted_and_applied_past_the_ceiling_names_the_ceiling(tmp_path):
+    # LocalStack's case: 43170 s from 32 s ends past the 12-hour ceiling of the receive at [0.2, 0.4], so the change
+    # could only have been accepted without hiding m1, and m1 must come back. A target that hid m1 for it did what
+    # only the ceiling forbids: that is the rule to fix, not the long poll's.
+    path = trace(tmp_path, _expired_handle_changed_to(43170))
+    assert first_rule(path).startswith("VIS-CEILING")
+    assert "RCV-LONG-POLL" in divergent_rules(path)  # still named: the other way to explain it
+
+
+def test_an_expired_handle_accepted_and_applied_within_the_ceiling_is_permitted(tmp_path):
+    assert divergent_rules(trace(tmp_path, _expired_handle_changed_to(600))) == set()
+
+
 def test_changes_accepted_for_a_message_then_found_in_the_dead_letter_queue_name_the_moved_world(tmp_path):
     # LocalStack's case (real clock, FIFO, maxReceiveCount 1): m1 received for 5 s; a long poll over its deadline
     # answers empty (m1 may have moved then, or not yet); two changes through its expired handle are accepted, which
