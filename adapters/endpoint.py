@@ -194,7 +194,7 @@ class EmulatorTarget(EndpointTarget):
                 clock.settle = self._check_time_travel(fifo)
                 if clock.settle:
                     say(f"{self.name}: it brings a released message back up to a second or more after a move "
-                        f"of its clock (a periodic scan): each advance ends with {clock.settle:g} s of real time")
+                        f"of its clock (a periodic scan): each advance ends with {clock.settle:.2f} s of real time")
         except BaseException:
             self._stop_server()
             raise
