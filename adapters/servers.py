@@ -87,11 +87,13 @@ FAKETIME_PLACES = tuple(f"{folder}/libfaketimeMT.so.1" for folder in (
     "/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/aarch64-linux-gnu/faketime", "/usr/lib/faketime",
     "/usr/local/lib/faketime"))
 
+
 def faketime_library() -> str:
     for place in FAKETIME_PLACES:
         if Path(place).is_file():
             return place
-    raise TargetError("libfaketime is not installed (Debian: apt-get install libfaketime)")
+    raise TargetError("libfaketime's thread-safe build (libfaketimeMT.so.1) is not installed (Debian: apt-get install "
+                      "libfaketime)")
 
 
 class FakeTime:
@@ -106,9 +108,13 @@ class FakeTime:
 
     def shift(self, offset: float) -> None:
         # Written aside and renamed over: a server never reads a half-written (empty) offset.
-        aside = self.file.with_name(self.file.name + ".new")
+        aside = self._aside()
         aside.write_text(f"+{offset:.6f}\n")
         os.replace(aside, self.file)
 
+    def _aside(self) -> Path:
+        return self.file.with_name(self.file.name + ".new")
+
     def remove(self) -> None:
         self.file.unlink(missing_ok=True)
+        self._aside().unlink(missing_ok=True)
