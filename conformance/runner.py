@@ -28,6 +28,7 @@ from hypothesis.errors import Flaky, UnsatisfiedAssumption
 from hypothesis.stateful import run_state_machine_as_test
 
 from adapters.base import Target
+from adapters.registry import close_all
 from conformance.machine import DivergenceFound, Run, build_machine
 from conformance.redelivery import EarlyReturns
 from conformance.defaults import DEFAULT_BUDGET
@@ -39,6 +40,10 @@ from model.profiles import PROFILES
 from model.rules import INFLIGHT_QUOTA, RCV_INTEGRITY, RCV_REAPPEAR, rules_for
 
 MIN_CASES_PER_JOB = 10
+# The witnesses are bound by their waits, not their requests: on a real clock each job replays them on this many
+# connections at once (more clients of the same service, each on its own queues, under the same request budget),
+# so the catalogue takes nearer its longest witness. The search keeps one connection per job.
+WITNESS_CONNECTIONS_PER_JOB = 3
 # On a real (or shifted) clock every replay of a case takes its real time, so shrinking the failures of a round
 # stops sooner than Hypothesis' own 300 s: minimal cases there may keep a step or two more.
 REAL_CLOCK_SHRINK_SECONDS = 30.0
@@ -237,14 +242,34 @@ def _witnesses(targets: list[Target], profile: str, run_id: str, trace: TraceWri
     from conformance import witnesses
 
     catalogue = witnesses.load(profile, witnesses.pace_of(targets[0]))
-    replayed = witnesses.replay(targets, catalogue, run_id=run_id, trace=trace, case_ids=case_ids, known=known,
-                                early=early)
+    more = _more_connections(targets)
+    try:
+        replayed = witnesses.replay(targets + more, catalogue, run_id=run_id, trace=trace, case_ids=case_ids,
+                                    known=known, early=early)
+    finally:
+        close_all(more)
     result = RunResult(run_id, targets[0].name, targets[0].version(), profile, tallies=replayed.tallies,
                        cases=replayed.cases, steps=replayed.steps)
     for rule_id, (divergence, steps) in replayed.divergent.items():
         earlier = sorted({d.rule for s in steps[:-1] for d in s.divergences})
         result.findings[rule_id] = Finding(rule_id, divergence, steps, earlier)
     return result
+
+
+def _more_connections(targets: list[Target]) -> list[Target]:
+    """The connections the witnesses are replayed on besides the jobs': on a real clock, where the target can open
+    more clients of its service (a moved clock moves a server for every client, so there each job has its own)."""
+    first = targets[0]
+    if first.clock.kind != "real" or not hasattr(first, "another_connection"):
+        return []
+    more: list[Target] = []
+    try:
+        for _ in range(len(targets) * (WITNESS_CONNECTIONS_PER_JOB - 1)):
+            more.append(first.another_connection())
+    except BaseException:
+        close_all(more)
+        raise
+    return more
 
 
 @contextmanager

@@ -198,3 +198,43 @@ def test_concurrent_jobs_are_clients_of_one_server_with_one_budget():
     finally:
         close_all(targets)
     assert targets[0].server.process.poll() is not None
+
+
+def _witness_phase_connections(monkeypatch, targets) -> list[int]:
+    """Run the witnesses' phase (a few of them) on `targets`; how many connections the replay was given."""
+    from dataclasses import replace
+
+    from conformance import runner, witnesses
+    from conformance.runner import run
+
+    real_load, real_replay, given = witnesses.load, witnesses.replay, []
+    monkeypatch.setattr(witnesses, "load", lambda *a: replace(real_load(*a), witnesses=real_load(*a).witnesses[:6]))
+    monkeypatch.setattr(witnesses, "replay", lambda connections, *a, **k: given.append(len(connections))
+                        or real_replay(connections, *a, **k))
+    result = run(targets, "sqs-standard", seed=1, search=False)
+    assert result.cases >= 6 and runner.WITNESS_CONNECTIONS_PER_JOB > 1
+    return given
+
+
+def test_on_a_real_clock_the_witnesses_are_replayed_on_more_connections_than_jobs_and_leave_nothing(
+        server, monkeypatch):
+    """The witnesses are bound by their waits: each job replays them on WITNESS_CONNECTIONS_PER_JOB connections
+    at once, each on its own queues, and the extra ones delete theirs when the phase ends."""
+    from conformance.runner import WITNESS_CONNECTIONS_PER_JOB
+
+    jobs = [endpoint(server)]
+    jobs.append(jobs[0].another_connection())
+    try:
+        assert _witness_phase_connections(monkeypatch, jobs) == [2 * WITNESS_CONNECTIONS_PER_JOB]
+        client = jobs[0].client
+        left = client.list_queues(QueueNamePrefix=QUEUE_PREFIX).get("QueueUrls", [])
+        assert all(any(job.prefix in url for job in jobs) for url in left), left
+    finally:
+        for job in jobs:
+            job.close()
+
+
+def test_on_a_virtual_clock_the_witnesses_are_replayed_on_the_jobs_alone(monkeypatch):
+    from adapters.model_target import ModelTarget
+
+    assert _witness_phase_connections(monkeypatch, [ModelTarget("sqs-standard")]) == [1]
