@@ -24,7 +24,7 @@ from model.core import Model
 from model.outcomes import Divergence, Effects, Outcome, Verdict, attribution, concrete, describe
 from model.state import Timing
 from model.usage import ModelUsageError
-from model.values import Error, ErrorSpec, Operation, ReceiveMessage, Response, Unknown
+from model.values import Error, Operation, ReceiveMessage, Response, Unknown
 
 CANDIDATES = 6  # earlier narrowing answers tried, latest first: each costs a replay of the case on the model
 
@@ -61,9 +61,16 @@ def blamed(profile: str, timing: Timing, played: list[Played], divergences: tupl
                   if _explained_without(profile, timing, played, unheard - {index}, {index: concrete(o.response)})]
     rules = tuple(dict.fromkeys(attribution(explaining, step.observed) + attribution(others, step.observed)))
     expected = " or ".join(dict.fromkeys(describe(o.response) for o in explaining or others))
+    return _named_after(index, rules, expected, describe(step.observed), divergences)
+
+
+def _named_after(index: int, rules: tuple[str, ...], expected: str, observed: str,
+                 divergences: tuple[Divergence, ...]) -> tuple[Divergence, ...]:
+    """The divergences named after the earlier step `index` first (its `rules`, what it should have answered and
+    what it did), then their own."""
     return tuple(Divergence(tuple(dict.fromkeys(rules + d.rules)),
                             f"at step {index}: {expected}; or, where that step's answer holds, {d.expected}",
-                            f"at step {index}: {describe(step.observed)}; here: {d.observed}", d.message_ids)
+                            f"at step {index}: {observed}; here: {d.observed}", d.message_ids)
                  for d in divergences)
 
 
@@ -75,18 +82,13 @@ def _named_after_unenforced(profile: str, timing: Timing, played: list[Played],
     long poll that does not find it). The divergence is named after those rules, then its own."""
     for index in range(len(played) - 2, max(-1, len(played) - 2 - CANDIDATES), -1):
         step = played[index]
-        if step.verdict.divergences or isinstance(step.observed, (ErrorSpec, Error, Unknown)):
+        if not _narrowed(step) or isinstance(step.observed, Error):
             continue
         for refusal in step.verdict.others:
-            if refusal.unenforced is None or not _explained_without(profile, timing, played, set(),
-                                                                    forced={index: refusal.unenforced}):
-                continue
-            return tuple(Divergence(tuple(dict.fromkeys(refusal.rules + d.rules)),
-                                    f"at step {index}: {describe(refusal.response)}; or, where that step's answer "
-                                    f"holds, {d.expected}",
-                                    f"at step {index}: {describe(step.observed)}, carried out; here: {d.observed}",
-                                    d.message_ids)
-                         for d in divergences)
+            if refusal.unenforced is not None and _explained_without(profile, timing, played, set(),
+                                                                     forced={index: refusal.unenforced}):
+                return _named_after(index, refusal.rules, describe(refusal.response),
+                                    f"{describe(step.observed)}, carried out", divergences)
     return divergences
 
 
