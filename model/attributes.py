@@ -120,9 +120,10 @@ class AttributesExpectation:
     rules: tuple[str, ...] = (ATTR_COUNTS,)
 
     def bounds(self) -> dict[str, tuple[int, int]]:
-        low = dict.fromkeys(COUNTS, 0)
-        high = dict.fromkeys(COUNTS, 0)
-        for message in self.model.messages_in(self.queue.name):
+        moving, settled = self.model.in_motion(self.queue, self.now)
+        low = dict.fromkeys(COUNTS, 0) | {VISIBLE: len(settled)}  # a settled message is visible in every count
+        high = dict(low)
+        for message in moving:
             kinds = {k for s in message.states
                      for k in categories(s, self.queue.name, self.now, self.late, self.model.timing.tolerance)}
             for kind in kinds - {None}:
@@ -139,8 +140,9 @@ class AttributesExpectation:
         return Effects()  # reading changes nothing
 
     def canonical(self) -> Outcome:
-        counts = dict.fromkeys(COUNTS, 0)
-        for message in self.model.messages_in(self.queue.name):
+        moving, settled = self.model.in_motion(self.queue, self.now)
+        counts = dict.fromkeys(COUNTS, 0) | {VISIBLE: len(settled)}
+        for message in moving:
             kind = categories(message.states[0], self.queue.name, self.now)[0]
             if kind is not None:
                 counts[kind] += 1

@@ -17,6 +17,7 @@ from model.handles import delete_message
 from model.outcomes import Effects, Enumerated, Expectation, Outcome, Verdict, concrete, union
 from model.profiles import Profile, get_profile
 from model.queue_ops import create_queue, get_attributes, peek, purge, send_message, set_attributes
+from model.settled import Settled
 from model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, Timing
 from model.usage import ModelUsageError
 from model.validation import edge_situations, is_int_in
@@ -39,11 +40,13 @@ class ReceiptView:
 
 
 class Model:
-    def __init__(self, profile: Profile | str, timing: Timing = EXACT) -> None:
+    def __init__(self, profile: Profile | str, timing: Timing = EXACT, indexed: bool = True) -> None:
+        """`indexed=False` has every receive look at every message (the reference the index is tested against)."""
         self.profile = profile if isinstance(profile, Profile) else get_profile(profile)
         self.timing = timing
         self.queues: dict[str, Queue] = {}
         self.messages: dict[str, Message] = {}
+        self._settled: dict[str, Settled] | None = {} if indexed else None
         self.handles: dict[str, HandleInfo] = {}
         self._next_message = 0
         self._next_handle = 0
@@ -86,19 +89,53 @@ class Model:
         effects = outcome.effects
         for message in effects.new_messages:
             self.messages[message.id] = message
-            self.queues[message.states[0].queue].message_ids[message.id] = None
+            self._joined(message.states[0].queue, message)
         for message_id, states in effects.states.items():
             message = self.messages[message_id]
             live_before = {s.queue for s in message.states if s.gone is Gone.NO}
             live_after = {s.queue for s in states if s.gone is Gone.NO}
+            for queue_name in live_before:
+                self._index(queue_name).forget(message)
+            message.states = states
             for queue_name in live_after - live_before:
-                self.queues[queue_name].message_ids[message_id] = None  # redriven to a dead-letter queue
+                self._joined(queue_name, message)  # redriven to a dead-letter queue
             for queue_name in live_before - live_after:
                 self.queues[queue_name].message_ids.pop(message_id, None)
-            message.states = states
+                self._index(queue_name).left(message_id)
+            if len(states) == 1 and states[0].gone is Gone.NO and not (live_after - live_before):
+                self._index(states[0].queue).offer(message)
         self.handles.update(effects.handles)
         for change in effects.queue_changes:
             change.apply(self.queues)
+
+    def _joined(self, queue_name: str, message: Message) -> None:
+        self.queues[queue_name].message_ids[message.id] = None
+        index = self._index(queue_name)
+        index.joined(message.id)
+        index.offer(message)
+
+    def _index(self, queue_name: str) -> Settled:
+        """The queue's settled messages; a throwaway empty one where none is kept (FIFO, or not indexed)."""
+        if self._settled is None or self.queues[queue_name].fifo:
+            return Settled(queue_name, self.messages, self.timing.tolerance)
+        index = self._settled.get(queue_name)
+        if index is None:
+            index = self._settled[queue_name] = Settled(queue_name, self.messages, self.timing.tolerance)
+        return index
+
+    def in_motion(self, queue: Queue, now: float) -> tuple[list[Message], Settled]:
+        """The messages that may be live in the queue and are not settled by `now`, in send order; and the
+        settled ones (model/settled.py), which every receive and count sees alike."""
+        if self._settled is None or queue.fifo:
+            moving: list[Message] = self.messages_in(queue.name)
+            index = Settled(queue.name, self.messages, self.timing.tolerance)
+        else:
+            index = self._index(queue.name)
+            index.advance(now, self.redrive_of(queue.name), queue.message_ids)
+            moving = [m for m in map(self.messages.__getitem__, index.moving)
+                      if any(s.queue == queue.name and s.gone is Gone.NO for s in m.states)]
+        moving.sort(key=lambda m: m.seq)
+        return moving, index
 
     # --- views for generators and tests --------------------------------------------------------------------
 

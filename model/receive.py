@@ -40,6 +40,7 @@ from model.rules import (
     VIS_NOT_STICKY,
     VIS_RANGE,
 )
+from model.settled import Settled
 from model.state import (
     Attempt,
     AttemptRemembered,
@@ -104,7 +105,8 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
         waits = (0,)
     long_poll = min(waits) > 0
 
-    live, in_flight, maybe_in_flight = _live_states(model, queue.name, now)
+    moving, settled = model.in_motion(queue, now)
+    live, in_flight, maybe_in_flight = _live_states(moving, queue.name, now)  # a settled message is not in flight
     over_limit_permitted = False
     if maybe_in_flight >= p.inflight_quota and not p.fifo:
         rules.append(INFLIGHT_QUOTA)
@@ -121,21 +123,25 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
     elif not fresh:  # the earlier answer, given at once: a retry does not poll
         at = late = now
     else:
-        at = _evaluation_time(_releases(live, model.redrive_of(queue.name), queue.fifo), now, max(waits))
+        releases = _releases(live, model.redrive_of(queue.name), queue.fifo)
+        if settled:
+            releases.append(now)  # each settled message is visible by now: the poll answers at once
+        at = _evaluation_time(releases, now, max(waits))
         if completed_at is not None and max(waits) > 0:
             at = min(completed_at, now + max(waits))  # as of the moment the target answered, within the wait
         late = at
     return ReceiveExpectation(model, queue, op, at, late, max_messages, visibilities, long_poll,
                               tuple(rules), replay, fresh, quota_reached=maybe_in_flight >= p.inflight_quota, live=live,
+                              settled=settled,
                               over_limit_permitted=over_limit_permitted, invoked=now, wait=min(waits))
 
 
-def _live_states(model: Model, queue: str, now: float
+def _live_states(messages: list[Message], queue: str, now: float
                  ) -> tuple[list[tuple[Message, list[MessageState]]], int, int]:
     """Each message's states live in the queue, and how many messages are surely and possibly in flight."""
     live = []
     surely_in_flight = possibly_in_flight = 0
-    for message in model.messages_in(queue):
+    for message in messages:
         states = [s for s in message.states if s.queue == queue and s.gone is Gone.NO]
         live.append((message, states))
         flying = sum(1 for s in states if s.hidden is Hidden.RECEIPT and now < s.visible_at)
@@ -227,6 +233,9 @@ class ReceiveExpectation:
     fresh: bool  # it may be a receive of its own (no replay, or the replayed messages may have been modified)
     quota_reached: bool = False  # possibly: past it a long poll may answer with nothing (INFLIGHT-QUOTA)
     live: list[tuple[Message, list[MessageState]]] = field(default_factory=list)  # each message's states here
+    # The messages surely visible and returnable in their one state (model/settled.py): not in `live`, and read
+    # together rather than one by one. Every other message is in `live`.
+    settled: Settled = field(default_factory=lambda: Settled("", {}, 0.0))
     over_limit_permitted: bool = False
     timestamp_tolerance_ms: int = 1
     invoked: float = 0.0  # when the receive was called
@@ -256,6 +265,20 @@ class ReceiveExpectation:
         if self.queue.fifo:
             self._apply_group_order(result)
         return result
+
+    def receivable_ids(self) -> list[str]:
+        """The messages this receive may return, in send order."""
+        moving = [c.message for c in self.candidates.values() if c.receivable]
+        return [m.id for m in sorted([*moving, *self.settled], key=lambda m: m.seq)]
+
+    def _candidate(self, message_id: str) -> _Candidate | None:
+        """The message as this receive finds it, settled or not (None: not live in this queue)."""
+        if message_id in self.settled:
+            return self._settled_candidate(self.model.messages[message_id])
+        return self.candidates.get(message_id)
+
+    def _settled_candidate(self, message: Message) -> _Candidate:
+        return _Candidate(message, receivable=[self.settled.state(message.id)])
 
     def _apply_group_order(self, candidates: dict[str, _Candidate]) -> None:
         """FIFO: within a group only the visible prefix (up to the first hidden message) is receivable."""
@@ -330,8 +353,9 @@ class ReceiveExpectation:
         rules = list(self.base_rules)
         rules.append(RCV_LONG_POLL if self.long_poll else RCV_SHORT_POLL)
         rules += [RCV_COUNT, RCV_FIRST_TIMESTAMP]
-        if sum(1 for c in self.candidates.values() if c.receivable) > self.max_messages:
+        if sum(1 for c in self.candidates.values() if c.receivable) + len(self.settled) > self.max_messages:
             rules.append(RCV_MAX_MESSAGES)  # more could be returned than may be: the bound bites
+        rules += self.settled.rules()
         for candidate in self.candidates.values():
             for s in candidate.hidden:
                 rules += list(s.why) + [RCV_HIDE]
@@ -370,6 +394,7 @@ class ReceiveExpectation:
             for candidate in self.candidates.values():
                 if candidate.receivable:
                     chosen.append((candidate.message, candidate.receivable[:1]))
+            chosen += [(m, [self.settled.state(m.id)]) for m in self.settled.first(self.max_messages)]
         if self.quota_reached:
             chosen = []
         chosen.sort(key=lambda pair: pair[0].seq)
@@ -382,6 +407,8 @@ class ReceiveExpectation:
         if self.op.attempt_id:
             return None  # a retry with the same attempt id may replay it: that cannot be followed
         returned = [(c.message, [s for s in c.receivable if s not in c.blocked]) for c in self.candidates.values()]
+        returned += [(m, [self.settled.state(m.id)]) for m in self.settled]
+        returned.sort(key=lambda pair: pair[0].seq)  # the handles it mints, in send order whatever is settled
         taken = self._outcome([(m, states) for m, states in returned if states], notes=(), canonical=False).effects
         for message_id, states in self._outcome([], notes=(), canonical=False).effects.states.items():
             taken.states[message_id] = tuple(dict.fromkeys(taken.states.get(message_id, ()) + states))
@@ -446,7 +473,7 @@ class ReceiveExpectation:
 
     def _judge(self, message: Message, got: ReceivedMessage):
         """The states the returned message may have been in, a divergence if none fits, and a note."""
-        candidate = self.candidates.get(message.id)
+        candidate = self._candidate(message.id)
         if candidate is None:  # gone, or in another queue
             # Found in the dead-letter queue of a queue it is in: moved there before its receives permitted it.
             redriven = any(s.gone is Gone.NO and _dead_letter_queue_of(self.model, s.queue) == self.queue.name
@@ -558,7 +585,9 @@ class ReceiveExpectation:
         if self.quota_reached:
             return []
         by = max(self.at, min(self.late, self.invoked + self.wait))
-        for candidate in self.candidates.values():
+        # The first such message in send order is named (a settled one is surely receivable by then).
+        settled = [self._settled_candidate(m) for m in self.settled.first(1)]
+        for candidate in sorted([*self.candidates.values(), *settled], key=lambda c: c.message.seq):
             states = candidate.message.states
             surely = [s for s in candidate.receivable if s.surely_due(by, self.model.timing.tolerance)]
             if self.queue.fifo and candidate.message.id not in self.surely_free:
@@ -591,6 +620,8 @@ class ReceiveExpectation:
             if states and not candidate.due and not candidate.blocked and len(states) == len(
                     candidate.message.states):
                 surely.append(max(self.invoked, *(s.visible_at for s in states)))
+        if self.settled:
+            surely.append(self.invoked)  # settled by the time the poll began
         first = min((t for t in surely if t <= end), default=None)
         if first is None:
             return []
@@ -697,10 +728,11 @@ class ReceiveExpectation:
             undecided.append(FIFO_ORDER)
         # A long poll differs from a short one only where a message is surely receivable before its wait ends
         # (an empty answer would come then): on an empty queue the two answer alike.
-        due_by_end = self._due_by_end_of_wait
-        if not (self.long_poll and due_by_end):
+        due_by_end = self._due_by_end_of_wait  # and every settled message
+        if not (self.long_poll and (due_by_end or self.settled)):
             undecided.append(RCV_LONG_POLL)
-        if not (self.long_poll and any(all(s.receive_count for s in c.receivable + c.hidden) for c in due_by_end)):
+        if not (self.long_poll and (any(all(s.receive_count for s in c.receivable + c.hidden) for c in due_by_end)
+                                    or self.settled.any_received_before)):
             undecided.append(RCV_REAPPEAR)
         return tuple(undecided)
 
@@ -710,7 +742,8 @@ class ReceiveExpectation:
         return self._surely_receivable_by(self.invoked + self.wait)
 
     def _surely_receivable_by(self, end: float) -> list[_Candidate]:
-        """The messages receivable by `end` in every state they may be in (none held back or moved instead)."""
+        """The messages in motion receivable by `end` in every state they may be in (none held back or moved
+        instead). Every settled message is too, from before the receive."""
         tolerance = self.model.timing.tolerance
         return [c for c in self.candidates.values()
                 if c.receivable + c.hidden and not c.due and not c.blocked

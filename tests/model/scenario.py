@@ -44,7 +44,7 @@ class Scenario:
         op = ReceiveMessage(self.queue, max_messages=10) if self.model.profile.validates_receive_params \
             else ReceiveMessage(self.queue)
         expectation = self.model.expect(op, at)
-        return [mid for mid, c in expectation.candidates.items() if c.receivable]
+        return expectation.receivable_ids()
 
     def change(self, handle: str, timeout, at: float) -> Response:
         return self.do(ChangeMessageVisibility(self.queue, handle, timeout), at)

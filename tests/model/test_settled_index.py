@@ -1,0 +1,167 @@
+"""The settled index (model/settled.py) changes what an operation costs, never what the model decides.
+
+Two checkers, one with the index and one that looks at every message (`Model(indexed=False)`), are given the same
+operations and the same answers: the model's own, and answers a queue could give wrongly or rightly (a sample of
+the messages, another order, a wrong count, no answer at all), on exact and windowed clocks, with redrive policies
+set and changed, and time going back now and then. Every verdict, every outcome and every message's states must be
+the same.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from model import Model
+from model.attributes import COUNTS
+from model.state import Timing
+from model.values import (
+    AttributesOk, ChangeMessageVisibility, CreateQueue, DeleteMessage, GetQueueAttributes, PurgeQueue, ReceiveMessage,
+    ReceiveOk, Response, SendMessage, SendOk, SetQueueAttributes, Unknown,
+)
+
+QUEUES = st.sampled_from(["q", "q", "q", "dlq"])
+TIMEOUTS = st.sampled_from([0, 1, 5, 30, 60, 43200, 43201])
+ANSWERS = st.sampled_from(["as is"] * 6 + ["untimed", "some", "reversed", "miscounted", "none", "late", "unknown"])
+SEND = st.tuples(st.just("send"), st.sampled_from([None, 0, 3]))
+RECEIVE = st.tuples(st.just("receive"), QUEUES, st.integers(1, 10), st.sampled_from([None, 0, 2, 30]),
+                    st.sampled_from([0, 2]))
+OPERATIONS = {
+    "send": st.tuples(st.just("send"), st.sampled_from([None, 0, 3])),
+    "receive": st.tuples(st.just("receive"), QUEUES, st.integers(1, 10), st.sampled_from([None, 0, 2, 30]),
+                         st.sampled_from([0, 2])),
+    "change": st.tuples(st.just("change"), st.integers(0, 5), TIMEOUTS),
+    "delete": st.tuples(st.just("delete"), st.integers(0, 5)),
+    "advance": st.tuples(st.just("advance"), st.sampled_from([0.001, 0.5, 1, 2, 29.999, 30, 31, 3600])),
+    "rewind": st.tuples(st.just("rewind"), st.sampled_from([0.5, 5])),
+    "redrive": st.tuples(st.just("redrive"), st.integers(1, 3)),
+    "set_visibility": st.tuples(st.just("set_visibility"), TIMEOUTS),
+    "attributes": st.tuples(st.just("attributes"), QUEUES),
+    "purge": st.tuples(st.just("purge")),
+}
+# Receives are what the index serves: a third of the steps.
+KINDS = ["receive"] * 5 + ["send"] * 3 + ["advance"] * 2 + ["change", "delete", "rewind", "redrive", "set_visibility",
+                                                             "attributes", "purge"]
+STEPS = st.lists(st.tuples(st.sampled_from(KINDS).flatmap(OPERATIONS.__getitem__), ANSWERS), min_size=15, max_size=60)
+
+
+class Pair:
+    """One model with the index and one without, judging the same answers."""
+
+    def __init__(self, profile: str, timing: Timing, latency: float) -> None:
+        self.fast = Model(profile, timing)
+        self.plain = Model(profile, timing, indexed=False)
+        self.latency = latency if timing.windowed else 0.0
+        self.now = 0.0
+        self.answer = "as is"
+        self.handles: list[str] = []
+        for name in ("dlq", "q"):
+            self.run(CreateQueue(name, {}))
+
+    def run(self, op) -> None:
+        observed, answered_at = self._answer_to(op)
+        completed_at = self.now + self.latency if self.latency else answered_at
+        verdicts = [model.observe(op, self.now, observed, completed_at) for model in (self.plain, self.fast)]
+        assert _comparable(verdicts[0]) == _comparable(verdicts[1]), op
+        assert _states(self.plain) == _states(self.fast), op
+        response = verdicts[0].outcome.response
+        if isinstance(response, ReceiveOk):
+            self.handles += [m.receipt_handle for m in response.messages if m.receipt_handle]
+
+    def _answer_to(self, op) -> tuple[Response, float | None]:
+        """What a queue answers, and when: the model's own answer (from a copy), or one changed as `self.answer`
+        says ("late": at the end of a long poll's wait; "untimed": when is not told)."""
+        scout = copy.deepcopy(self.plain)
+        outcome = scout.expect(op, self.now).canonical()
+        answered_at = None if self.answer == "untimed" else outcome.at
+        if self.answer == "late" and isinstance(op, ReceiveMessage) and op.wait_time_seconds:
+            answered_at = self.now + op.wait_time_seconds
+        return self._changed(outcome.response), answered_at
+
+    def _changed(self, own):
+        if self.answer == "unknown":
+            return Unknown("dropped")
+        if isinstance(own, SendOk):
+            return SendOk(None)  # an id the checker has not seen
+        if isinstance(own, ReceiveOk):
+            fresh = [dataclasses.replace(m, receipt_handle=None) for m in own.messages]
+            if self.answer == "some":
+                fresh = fresh[1::2]
+            elif self.answer == "reversed":
+                fresh.reverse()
+            elif self.answer == "miscounted":
+                fresh = [dataclasses.replace(m, receive_count=(m.receive_count or 0) + 1) for m in fresh]
+            elif self.answer == "none":
+                fresh = []
+            elif self.answer == "late":  # and without the first receive's time, which would differ
+                fresh = [dataclasses.replace(m, first_receive_ms=None) for m in fresh]
+            return ReceiveOk(tuple(fresh))
+        if isinstance(own, AttributesOk) and self.answer in ("miscounted", "none"):
+            shown = dict(own.attributes)
+            shown[COUNTS[0]] = str(int(shown[COUNTS[0]]) + (1 if self.answer == "miscounted" else -1))
+            return AttributesOk(shown)
+        return own
+
+    def handle(self, index: int) -> str:
+        return self.handles[-1 - index % len(self.handles)] if self.handles else "garbage"
+
+    def apply(self, step) -> None:
+        kind, *args = step
+        if kind == "send":
+            self.run(SendMessage("q", f"body-{len(self.plain.messages)}", delay_seconds=args[0]))
+        elif kind == "receive":
+            queue, max_messages, timeout, wait = args
+            self.run(ReceiveMessage(queue, max_messages=max_messages, visibility_timeout=timeout,
+                                    wait_time_seconds=wait))
+        elif kind == "change":
+            self.run(ChangeMessageVisibility("q", self.handle(args[0]), args[1]))
+        elif kind == "delete":
+            self.run(DeleteMessage("q", self.handle(args[0])))
+        elif kind == "advance":
+            self.now += args[0]
+        elif kind == "rewind":
+            self.now = max(0.0, self.now - args[0])
+        elif kind == "redrive":
+            self.run(SetQueueAttributes("q", {"RedrivePolicy": {"deadLetterTargetQueue": "dlq",
+                                                                 "maxReceiveCount": args[0]}}))
+        elif kind == "set_visibility":
+            self.run(SetQueueAttributes("q", {"VisibilityTimeout": args[0]}))
+        elif kind == "attributes":
+            self.run(GetQueueAttributes(args[0]))
+        elif kind == "purge":
+            self.run(PurgeQueue("q"))
+
+
+def _comparable(verdict):
+    """A verdict with its exercised rules as a set: their order follows how the messages were visited."""
+    outcome = verdict.outcome
+    return dataclasses.replace(verdict, outcome=dataclasses.replace(
+        outcome, rules=tuple(sorted(outcome.rules)), undecided=tuple(sorted(outcome.undecided))))
+
+
+def _states(model: Model) -> dict:
+    return {message_id: message.states for message_id, message in model.messages.items()}
+
+
+def _drive(profile: str, timing: Timing, steps, latency: float = 0.0) -> None:
+    pair = Pair(profile, timing, latency)
+    for step, answer in steps:
+        pair.answer = answer
+        pair.apply(step)
+
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(STEPS)
+def test_the_index_decides_as_a_full_look_on_an_exact_clock(steps):
+    _drive("sqs-standard", Timing(), steps)
+
+
+@SETTINGS
+@given(STEPS, st.sampled_from([0.0, 0.5]), st.sampled_from([0.02, 0.3]))
+def test_the_index_decides_as_a_full_look_on_a_real_clock(steps, tolerance, latency):
+    _drive("sqs-standard", Timing(windowed=True, tolerance=tolerance), steps, latency)
