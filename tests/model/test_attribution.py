@@ -76,3 +76,27 @@ def test_a_rejected_handle_that_may_have_expired_names_the_rule_that_keeps_an_ex
     # a message expected gone still comes first: its handle was expected refused, only otherwise
     assert attribution([expired, Outcome(errors.not_available_for_change(), ("CMV-DELETED",))],
                         rejected)[0] == "CMV-DELETED"
+
+
+def _empty_long_poll_after_two_receives(max_receive_count: int) -> str:
+    """The rule named when a long poll finds nothing although the message, received twice and timed out twice, is
+    surely back in a queue that moves it after `max_receive_count` receives."""
+    from model.values import ReceiveMessage, ReceiveOk
+    from tests.model.scenario import Scenario
+
+    q = Scenario.with_dead_letter_queue(max_receive_count=max_receive_count)
+    q.send()
+    q.receive_one(at=0, visibility_timeout=1)
+    q.receive_one(at=2, visibility_timeout=1)
+    verdict = q.model.observe(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 5, ReceiveOk(()))
+    assert verdict.divergences, "an empty long poll with a message surely visible must be flagged"
+    return verdict.divergences[0].rule
+
+
+def test_a_message_missed_on_its_last_receive_before_redrive_names_the_redrive():
+    """local-aws-sqs moves a message on its maxReceiveCount-th receive instead of after it: the poll that should
+    have returned it (its third receive of three) comes back empty. A person fixes the redrive count, not the
+    deadline every earlier receive kept."""
+    assert _empty_long_poll_after_two_receives(3) == "REDRIVE-DLQ"
+    assert _empty_long_poll_after_two_receives(5) == "RCV-OVERRIDE"  # far from it: the deadline's own rule
+
