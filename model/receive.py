@@ -335,11 +335,15 @@ class ReceiveExpectation:
                         # Nothing records whether a message still delayed holds its group back (the queue's delay
                         # lowered since may leave a later one due first): it may, or the group may go on past it.
                     path = (prefix, blocked, certain)
-                    if s is not None and s in member.receivable:  # a due message is moved, the prefix goes past it
+                    if s is not None and s in member.receivable:
                         allowed[member.message.id].add(s)
                         now_blocked = blocked or not self._surely_visible(s)
                         path = (prefix + (member.message.id,), now_blocked,
                                 certain if now_blocked else certain | {member.message.id})
+                    elif s is not None and s in member.due:
+                        # A due message is moved and the prefix goes past it; but one not surely visible yet may
+                        # still hold the group, so what comes after it is no longer certain.
+                        path = (prefix, blocked or not self._surely_visible(s), certain)
                     earliest, latest = following.get(path, (first + (index,), last + (index,)))
                     following[path] = (min(earliest, first + (index,)), max(latest, last + (index,)))
             open_paths = following
