@@ -669,6 +669,23 @@ def test_a_message_that_may_already_be_in_the_dead_letter_queue_is_moved_by_an_e
     assert flagged(q.check(dlq_receive, 40, received(q, due, 2))) == []
 
 
+@pytest.mark.parametrize("profile", CURRENT)
+def test_a_change_through_the_handle_of_a_message_moved_to_the_dead_letter_queue_may_be_accepted(profile):
+    """Nothing records how a queue answers a change through the handle of a message it moved: refused as gone, as
+    invalid, or accepted (LocalStack) are all permitted; the message stays in the dead-letter queue as it was."""
+    q = Scenario.with_dead_letter_queue(profile)
+    mid = q.send("due", group_id="a") if profile == "sqs-fifo" else q.send("due")
+    handle = q.receive_one(at=0).receipt_handle
+    q.check(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 31, EMPTY)  # swept: surely moved
+    assert flagged(q.check(ChangeMessageVisibility("q", handle, 600), 32, ChangeOk())) == []
+    assert flagged(q.check(ReceiveMessage("dlq", max_messages=10), 33, received(q, mid, 2))) == []  # not hidden
+    q = Scenario.with_dead_letter_queue(profile)  # deleted instead of moved: the change must still be refused
+    q.send("gone", group_id="a") if profile == "sqs-fifo" else q.send("gone")
+    handle = q.receive_one(at=0).receipt_handle
+    q.delete(handle, at=1)
+    assert flagged(q.check(ChangeMessageVisibility("q", handle, 600), 2, ChangeOk())) == ["CMV-DELETED"]
+
+
 def test_a_long_poll_that_moves_a_message_keeps_waiting_for_one_to_return():
     q = Scenario.with_dead_letter_queue()
     q.send("due")
