@@ -479,9 +479,9 @@ class ReceiveExpectation:
         """The states the returned message may have been in, a divergence if none fits, and a note."""
         candidate = self._candidate(message.id)
         if candidate is None:  # gone, or in another queue
-            # Found in the dead-letter queue of a queue it is in: moved there before its receives permitted it.
-            redriven = any(s.gone is Gone.NO and _dead_letter_queue_of(self.model, s.queue) == self.queue.name
-                           for s in message.states)
+            # Found in the dead-letter queue of a queue it is (or was last) in: moved there before its receives
+            # permitted it. A delete that seemed to remove it does not move it here: the move is the fault.
+            redriven = any(_dead_letter_queue_of(self.model, s.queue) == self.queue.name for s in message.states)
             whys = (REDRIVE_DLQ,) * redriven + tuple(r for s in message.states for r in s.why) or (DEL_REMOVES,)
             return [], Divergence(_dedupe(whys), "not returned: no longer in this queue",
                                   f"returned {message.id}", (message.id,)), None

@@ -686,6 +686,22 @@ def test_a_change_through_the_handle_of_a_message_moved_to_the_dead_letter_queue
     assert flagged(q.check(ChangeMessageVisibility("q", handle, 600), 2, ChangeOk())) == ["CMV-DELETED"]
 
 
+@pytest.mark.parametrize("profile", CURRENT)
+def test_a_deleted_message_found_in_the_dead_letter_queue_names_the_redrive(profile):
+    """local-aws-sqs: a message received once (of three permitted), then deleted with success, turns up in the
+    dead-letter queue. A failed delete would have left it in its own queue: what a person fixes is the move."""
+    def deleted():
+        q = Scenario.with_dead_letter_queue(profile, max_receive_count=3)
+        mid = q.send("m", group_id="g") if profile == "sqs-fifo" else q.send("m")
+        q.delete(q.receive_one(at=0).receipt_handle, at=1)
+        return q, mid
+
+    q, mid = deleted()
+    assert flagged(q.check(ReceiveMessage("dlq", max_messages=10), 2, received(q, mid, 1)))[0] == "REDRIVE-DLQ"
+    q, mid = deleted()  # back in its own queue: the delete did not remove it
+    assert flagged(q.check(ReceiveMessage("q", max_messages=10), 40, received(q, mid, 2)))[0] == "DEL-REMOVES"
+
+
 def test_a_long_poll_that_moves_a_message_keeps_waiting_for_one_to_return():
     q = Scenario.with_dead_letter_queue()
     q.send("due")
