@@ -143,7 +143,7 @@ def _fifo_receive_passing_over_the_group_head(at: float) -> list[str]:
     ids = [model.step(SendMessage("q", body, group_id="g1"), 0)[0].message_id for body in ("m3", "m4", "m5")]
     handles = [m.receipt_handle for m in model.step(ReceiveMessage("q", max_messages=2), 0)[0].messages]
     model.step(ChangeMessageVisibility("q", handles[1], 0), 1)
-    answer = ReceiveOk(tuple(ReceivedMessage(i, body, None) for i, body in zip(ids[1:], ("m4", "m5"))))
+    answer = ReceiveOk(tuple(ReceivedMessage(i, body, None) for i, body in zip(ids[1:], ("m4", "m5"), strict=True)))
     verdict = model.observe(ReceiveMessage("q", max_messages=10), at, answer, completed_at=at + 0.01)
     return [d.rule for d in verdict.divergences]
 
