@@ -81,10 +81,9 @@ def _change_state(model: Model, message: Message, s: MessageState, handle: str, 
             return [PerState(errors.smq_message_not_exist(), rules, situations=situated(rules, "gone"))]
         if s.gone is Gone.PURGED:  # nothing records what a purged message's handle gets: permit either error
             return [PerState(errors.not_available_for_change(), (PURGE_ALL, CMV_DELETED))] + purged_handle(p)
-        if s.queue != info.queue:  # redriven to the dead-letter queue: likewise, and nothing records that such a
-            # change is refused at all (LocalStack accepts it and leaves the message in the dead-letter queue as it is)
+        if s.queue != info.queue:  # redriven to the dead-letter queue: likewise
             return [PerState(errors.not_available_for_change(), (REDRIVE_DLQ, CMV_DELETED))] + purged_handle(
-                p, (REDRIVE_DLQ,)) + [PerState(ChangeOk(), (REDRIVE_DLQ,))]
+                p, (REDRIVE_DLQ,))
         return [PerState(errors.not_available_for_change(), (CMV_DELETED,))]
     current = s.receipt == handle
     return [result for in_flight in model.in_flight_when(s, now, late)

@@ -670,23 +670,6 @@ def test_a_message_that_may_already_be_in_the_dead_letter_queue_is_moved_by_an_e
 
 
 @pytest.mark.parametrize("profile", CURRENT)
-def test_a_change_through_the_handle_of_a_message_moved_to_the_dead_letter_queue_may_be_accepted(profile):
-    """Nothing records how a queue answers a change through the handle of a message it moved: refused as gone, as
-    invalid, or accepted (LocalStack) are all permitted; the message stays in the dead-letter queue as it was."""
-    q = Scenario.with_dead_letter_queue(profile)
-    mid = q.send("due", group_id="a") if profile == "sqs-fifo" else q.send("due")
-    handle = q.receive_one(at=0).receipt_handle
-    q.check(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 31, EMPTY)  # swept: surely moved
-    assert flagged(q.check(ChangeMessageVisibility("q", handle, 600), 32, ChangeOk())) == []
-    assert flagged(q.check(ReceiveMessage("dlq", max_messages=10), 33, received(q, mid, 2))) == []  # not hidden
-    q = Scenario.with_dead_letter_queue(profile)  # deleted instead of moved: the change must still be refused
-    q.send("gone", group_id="a") if profile == "sqs-fifo" else q.send("gone")
-    handle = q.receive_one(at=0).receipt_handle
-    q.delete(handle, at=1)
-    assert flagged(q.check(ChangeMessageVisibility("q", handle, 600), 2, ChangeOk())) == ["CMV-DELETED"]
-
-
-@pytest.mark.parametrize("profile", CURRENT)
 def test_a_deleted_message_found_in_the_dead_letter_queue_names_the_redrive(profile):
     """local-aws-sqs: a message received once (of three permitted), then deleted with success, turns up in the
     dead-letter queue. A failed delete would have left it in its own queue: what a person fixes is the move."""
