@@ -613,7 +613,7 @@ class ReceiveExpectation:
                 # Surely visible when the poll began: its deadline was kept, the poll missed it. Visible only during
                 # the wait: a poll that does not wake for it is the likelier fault than the deadline.
                 waking = () if all(self._surely_visible(s) for s in surely) else (RCV_LONG_POLL,)
-                rules = _dedupe(self._held_by_later(candidate) + self._on_the_brink(states) + waking + why
+                rules = _dedupe(self._held_by_later(candidate) + waking + self._on_the_brink(states) + why
                                 + ((RCV_REAPPEAR,) if reappeared else ()) + (RCV_LONG_POLL,))
                 applicable = self.model.profile.rule_ids
                 return [Divergence(tuple(r for r in rules if r in applicable),
@@ -624,7 +624,7 @@ class ReceiveExpectation:
     def _on_the_brink(self, states: tuple[MessageState, ...]) -> tuple[str, ...]:
         """A message missed where this receive is its maxReceiveCount-th: a queue that moves it to the dead-letter
         queue one receive early gives that very answer, the likelier fault than a deadline that every earlier
-        receive kept (local-aws-sqs does so)."""
+        receive kept (local-aws-sqs does so). One that became visible only during the wait names the poll first."""
         redrive = self.model.redrive_of(self.queue.name)
         if redrive is not None and all(s.receive_count + 1 >= redrive.max_receive_count for s in states):
             return (REDRIVE_DLQ,)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from model import Model, Verdict
+from model.state import EXACT, Timing
 from model.values import (
     ChangeMessageVisibility, CreateQueue, DeleteMessage, Error, GetQueueAttributes, PeekMessage, ReceiveMessage,
     ReceiveOk, Response, SendMessage, SetQueueAttributes,
@@ -10,8 +11,8 @@ from model.values import (
 
 
 class Scenario:
-    def __init__(self, profile="sqs-standard", queue: str = "q", **attributes) -> None:
-        self.model = Model(profile)
+    def __init__(self, profile="sqs-standard", queue: str = "q", timing: Timing = EXACT, **attributes) -> None:
+        self.model = Model(profile, timing)
         self.queue = queue
         if self.model.profile.fifo:
             attributes.setdefault("FifoQueue", "true")
@@ -57,9 +58,9 @@ class Scenario:
 
     @classmethod
     def with_dead_letter_queue(cls, profile: str = "sqs-standard", max_receive_count: int = 1,
-                               **attributes) -> Scenario:
+                               timing: Timing = EXACT, **attributes) -> Scenario:
         """Queue "q", whose messages move to queue "dlq" once received `max_receive_count` times."""
-        q = cls(profile, queue="dlq")
+        q = cls(profile, queue="dlq", timing=timing)
         q.queue = "q"
         attributes["RedrivePolicy"] = {"deadLetterTargetQueue": "dlq", "maxReceiveCount": max_receive_count}
         if q.model.profile.fifo:
