@@ -575,23 +575,12 @@ class ReceiveExpectation:
             prefixes = self.prefixes.get(group_id, [])
             if not any(prefix[: len(ids)] == ids for prefix in prefixes):
                 if any(set(ids) <= set(prefix) for prefix in prefixes):
-                    # Passing over a message that may still be in flight is what a queue ignoring the visible
-                    # prefix does (LocalStack); passing over one surely visible is an order fault.
-                    rules: tuple[str, ...] = self._passed_over_maybe_hidden(ids, prefixes) + (FIFO_ORDER,)
+                    rules: tuple[str, ...] = (FIFO_ORDER,)
                 else:
                     rules = self.blockers.get(group_id, (FIFO_GROUP_LOCK,)) + (FIFO_ORDER,)
                 problems.append(Divergence(_dedupe(rules), f"a prefix of {prefixes}", f"group {group_id}: {ids}",
                                            tuple(ids)))
         return problems
-
-    def _passed_over_maybe_hidden(self, ids: list[str], prefixes: list[list[str]]) -> tuple[str, ...]:
-        for prefix in prefixes:
-            if set(ids) <= set(prefix):
-                ahead = prefix[: max(prefix.index(i) for i in ids)]
-                if any(not all(self._surely_visible(s) for s in self.candidates[m].receivable)
-                       for m in ahead if m not in ids):
-                    return (FIFO_VISIBLE_PREFIX,)
-        return ()
 
     def _missed_by_long_poll(self) -> list[Divergence]:
         """RCV-LONG-POLL: an empty answer while some message was surely receivable. An empty long poll waited out

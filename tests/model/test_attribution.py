@@ -132,30 +132,3 @@ def test_a_fifo_message_behind_one_that_may_still_hold_its_group_need_not_come()
     began, it is moved and m2 must come."""
     assert _fifo_long_poll_behind_a_message_due_to_move(1.3) == []
     assert _fifo_long_poll_behind_a_message_due_to_move(3.0) == ["REDRIVE-DLQ"]
-
-
-def _fifo_receive_passing_over_the_group_head(at: float) -> list[str]:
-    """Group g1: m3 and m4 received together (5 s), m4 then changed to 0, m5 never received. A receive at `at` on
-    a real clock (0.5 s tolerance) returns m4 and m5, passing over m3."""
-    from model import Model
-    from model.state import Timing
-    from model.values import ChangeMessageVisibility, CreateQueue, ReceiveMessage, ReceivedMessage, ReceiveOk
-    from model.values import SendMessage
-
-    model = Model("sqs-fifo", Timing(windowed=True, tolerance=0.5))
-    model.step(CreateQueue("q", {"FifoQueue": "true", "ContentBasedDeduplication": "true", "VisibilityTimeout": 5}),
-               0)
-    ids = [model.step(SendMessage("q", body, group_id="g1"), 0)[0].message_id for body in ("m3", "m4", "m5")]
-    handles = [m.receipt_handle for m in model.step(ReceiveMessage("q", max_messages=2), 0)[0].messages]
-    model.step(ChangeMessageVisibility("q", handles[1], 0), 1)
-    answer = ReceiveOk(tuple(ReceivedMessage(i, body, None) for i, body in zip(ids[1:], ("m4", "m5"), strict=True)))
-    verdict = model.observe(ReceiveMessage("q", max_messages=10), at, answer, completed_at=at + 0.01)
-    return [d.rule for d in verdict.divergences]
-
-
-def test_a_fifo_receive_passing_over_a_message_that_may_be_in_flight_names_the_visible_prefix():
-    """LocalStack returns the rest of a group while its head is in flight (checked by hand). On a real clock, just
-    past the head's deadline, the head may still be in flight: the visible-prefix rule is the one at stake. Well
-    past it, the head is surely visible and passing over it is an order fault."""
-    assert _fifo_receive_passing_over_the_group_head(5.2) == ["FIFO-VISIBLE-PREFIX"]
-    assert _fifo_receive_passing_over_the_group_head(7.0) == ["FIFO-ORDER"]
