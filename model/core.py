@@ -47,6 +47,7 @@ class Model:
         self.queues: dict[str, Queue] = {}
         self.messages: dict[str, Message] = {}
         self._settled: dict[str, Settled] | None = {} if indexed else None
+        self._none_settled = Settled("", self.messages, timing.tolerance)  # read-only: where no index is kept
         self.handles: dict[str, HandleInfo] = {}
         self._next_message = 0
         self._next_handle = 0
@@ -94,48 +95,48 @@ class Model:
             message = self.messages[message_id]
             live_before = {s.queue for s in message.states if s.gone is Gone.NO}
             live_after = {s.queue for s in states if s.gone is Gone.NO}
-            for queue_name in live_before:
-                self._index(queue_name).forget(message)
+            for index in self._indexes(live_before):
+                index.forget(message)
             message.states = states
             for queue_name in live_after - live_before:
                 self._joined(queue_name, message)  # redriven to a dead-letter queue
             for queue_name in live_before - live_after:
                 self.queues[queue_name].message_ids.pop(message_id, None)
-                self._index(queue_name).left(message_id)
-            if len(states) == 1 and states[0].gone is Gone.NO and not (live_after - live_before):
-                self._index(states[0].queue).offer(message)
+            for index in self._indexes(live_before - live_after):
+                index.left(message_id)
+            for index in self._indexes(live_after & live_before):
+                index.offer(message)  # it settles there in time if it is left in one state
         self.handles.update(effects.handles)
         for change in effects.queue_changes:
             change.apply(self.queues)
 
     def _joined(self, queue_name: str, message: Message) -> None:
         self.queues[queue_name].message_ids[message.id] = None
-        index = self._index(queue_name)
-        index.joined(message.id)
-        index.offer(message)
+        for index in self._indexes((queue_name,)):
+            index.joined(message.id)
+            index.offer(message)
 
-    def _index(self, queue_name: str) -> Settled:
-        """The queue's settled messages; a throwaway empty one where none is kept (FIFO, or not indexed)."""
-        if self._settled is None or self.queues[queue_name].fifo:
-            return Settled(queue_name, self.messages, self.timing.tolerance)
-        index = self._settled.get(queue_name)
-        if index is None:
-            index = self._settled[queue_name] = Settled(queue_name, self.messages, self.timing.tolerance)
-        return index
+    def _indexes(self, queue_names) -> list[Settled]:
+        """The settled-message indexes of these queues, where one is kept (standard queues, when indexed)."""
+        if self._settled is None:
+            return []
+        indexes = []
+        for name in queue_names:
+            if not self.queues[name].fifo:
+                if name not in self._settled:
+                    self._settled[name] = Settled(name, self.messages, self.timing.tolerance)
+                indexes.append(self._settled[name])
+        return indexes
 
     def in_motion(self, queue: Queue, now: float) -> tuple[list[Message], Settled]:
         """The messages that may be live in the queue and are not settled by `now`, in send order; and the
         settled ones (model/settled.py), which every receive and count sees alike."""
-        if self._settled is None or queue.fifo:
-            moving: list[Message] = self.messages_in(queue.name)
-            index = Settled(queue.name, self.messages, self.timing.tolerance)
-        else:
-            index = self._index(queue.name)
-            index.advance(now, self.redrive_of(queue.name), queue.message_ids)
-            moving = [m for m in map(self.messages.__getitem__, index.moving)
-                      if any(s.queue == queue.name and s.gone is Gone.NO for s in m.states)]
-        moving.sort(key=lambda m: m.seq)
-        return moving, index
+        indexes = self._indexes((queue.name,))
+        if not indexes:
+            return sorted(self.messages_in(queue.name), key=lambda m: m.seq), self._none_settled
+        index = indexes[0]
+        index.advance(now, self.redrive_of(queue.name), queue.message_ids)
+        return sorted(self._live_in(queue.name, index.moving), key=lambda m: m.seq), index
 
     # --- views for generators and tests --------------------------------------------------------------------
 
@@ -147,15 +148,13 @@ class Model:
 
     def messages_in(self, queue: str) -> list[Message]:
         """Messages that may be live in the queue, in send order."""
+        return self._live_in(queue, self.queue(queue).message_ids)
+
+    def _live_in(self, queue: str, message_ids) -> list[Message]:
+        """Those of the messages that may be live in the queue."""
         messages = self.messages
-        result = []
-        for message_id in self.queue(queue).message_ids:
-            message = messages[message_id]
-            for s in message.states:
-                if s.queue == queue and s.gone is Gone.NO:
-                    result.append(message)
-                    break
-        return result
+        return [message for message in map(messages.__getitem__, message_ids)
+                if any(s.live_in(queue) for s in message.states)]
 
     def receipts(self, queue: str, now: float) -> list[ReceiptView]:
         """Every in-flight receipt with its deadline and its 12-hour ceiling."""

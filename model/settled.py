@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from sortedcontainers import SortedDict
 
 from model.rules import RCV_REAPPEAR
-from model.state import Gone, Message, MessageState, Redrive
+from model.state import Message, MessageState, Redrive
 
 
 class Settled:
@@ -46,7 +46,7 @@ class Settled:
     def offer(self, message: Message) -> None:
         """The message's states have just changed (or it is new): it may settle here once time has come."""
         states = message.states
-        if len(states) == 1 and states[0].queue == self.queue and states[0].gone is Gone.NO:
+        if len(states) == 1 and states[0].live_in(self.queue):
             s = states[0]
             heapq.heappush(self._waiting, (s.visible_at + s.slack + self._tolerance, next(self._offers), message.id, s))
 
@@ -78,18 +78,21 @@ class Settled:
         while self._waiting and self._waiting[0][0] <= now:
             entry = heapq.heappop(self._waiting)
             _, _, message_id, s = entry
-            message = self._messages[message_id]
-            if message_id in self._states or len(message.states) != 1 or message.states[0] is not s:
+            if message_id in self._states or not self._still_as_offered(entry):
                 continue  # settled already, or changed since it was offered
             if not s.surely_due(now, self._tolerance):
                 not_yet.append(entry)  # exactly at a receipt's deadline it may still be hidden
             elif redrive is None or not redrive.moves(s):
-                self._settle(message, s)
+                self._settle(self._messages[message_id], s)
         for entry in not_yet:
             heapq.heappush(self._waiting, entry)
         if len(self._waiting) > 4 * len(self._messages) + 64:  # changed messages leave entries behind
-            self._waiting = [e for e in self._waiting if self._messages[e[2]].states[:1] == (e[3],)]
+            self._waiting = [e for e in self._waiting if self._still_as_offered(e)]
             heapq.heapify(self._waiting)
+
+    def _still_as_offered(self, entry: tuple[float, int, str, MessageState]) -> bool:
+        states = self._messages[entry[2]].states
+        return len(states) == 1 and states[0] is entry[3]
 
     def _settle(self, message: Message, s: MessageState) -> None:
         self.moving.discard(message.id)
