@@ -38,7 +38,8 @@ def build(spark: SparkSession, inputs: list[str], out: str, phases: dict[str, fl
     with timed("find and parse new traces into steps"):
         traces = ingest.find_traces(spark, inputs)
         fresh = ingest.ingest(spark, traces, store)
-    every_step = ingest.steps(spark, store)
+    with timed("read the steps table's schema"):
+        every_step = ingest.steps(spark, store)
     # Not cached: building the in-memory cache cost more than the Parquet reads it saves (benchmarks/pipeline.py).
     steps = every_step.select(*tables.COLUMNS)
     derived = {"matrix": tables.matrix(steps), "divergences": tables.divergences(steps),
