@@ -102,6 +102,9 @@ class SqsApiTarget(Target):
             urls += [reply["QueueUrl"]] if reply else []
         for url in urls:
             _persist(partial(self.client.delete_queue, QueueUrl=url))  # best effort: `cleanup` finds the rest
+        self._forget_created_queues()
+
+    def _forget_created_queues(self) -> None:
         self._urls.clear()
         self._unanswered_creates.clear()
         self._arns.clear()

@@ -1,5 +1,7 @@
 """Adapters: one spelling per error code, and moto on a virtual clock (long polls included)."""
 
+import json
+
 import pytest
 
 from adapters.base import normalise_error
@@ -63,9 +65,14 @@ def test_only_one_moto_target_per_process(moto):
 
 
 def test_moto_queues_get_a_run_prefix_and_are_deleted(moto):
-    moto.execute(CreateQueue("q"))
+    """In-process, the housekeeping (ARN lookups, deleting a case's queues) reads moto's backend directly."""
+    moto.execute(CreateQueue("dlq"))
+    moto.execute(CreateQueue("q", {"RedrivePolicy": {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 2}}))
     url = moto.url("q")
     assert moto.prefix in url
+    policy = moto.client.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])["Attributes"]
+    dead_letter_arn = moto.client.get_queue_attributes(QueueUrl=moto.url("dlq"), AttributeNames=["QueueArn"])
+    assert json.loads(policy["RedrivePolicy"])["deadLetterTargetArn"] == dead_letter_arn["Attributes"]["QueueArn"]
     moto.reset()
     assert moto.client.list_queues().get("QueueUrls", []) == []
 
