@@ -14,9 +14,39 @@ from typing import Any
 
 from model.codec import decode, encode
 from model.profiles import PROFILES
-from model.values import Operation
+from model.values import CreateQueue, Operation, ReceiveMessage, SetQueueAttributes
 
 Case = list[tuple[float, Operation]]  # (seconds to advance first, operation in model space)
+
+
+LONGEST_POLL = 20  # seconds: a longer wait is refused at once
+
+
+def waiting(case: Case) -> float:
+    """The seconds a case lets pass between its steps."""
+    return sum(advance for advance, _ in case)
+
+
+def longest_time(case: Case) -> float:
+    """The most a case can take on a real clock: its waiting, and every receive's whole long poll (the receive's
+    own wait, else its queue's), as a receive that finds nothing takes."""
+    queue_waits: dict[str, float] = {}
+    polls = 0.0
+    for _, op in case:
+        if isinstance(op, (CreateQueue, SetQueueAttributes)) and "ReceiveMessageWaitTimeSeconds" in op.attributes:
+            queue_waits[op.queue] = _poll_seconds(op.attributes["ReceiveMessageWaitTimeSeconds"])
+        elif isinstance(op, ReceiveMessage):
+            own = op.wait_time_seconds
+            polls += _poll_seconds(own) if own is not None else queue_waits.get(op.queue, 0.0)
+    return waiting(case) + polls
+
+
+def _poll_seconds(value: object) -> float:
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.0
+    return seconds if 0 <= seconds <= LONGEST_POLL else 0.0
 
 
 class CaseError(ValueError):
@@ -45,7 +75,7 @@ class FoundCase:
 
     @property
     def waiting(self) -> float:
-        return sum(advance for advance, _ in self.steps)
+        return waiting(self.steps)
 
     def to_json(self) -> str:
         return json.dumps({"rule": self.rule, "profile": self.profile, "found_on": self.found_on,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from adapters.base import Target
-from conformance.cases import Case, decode_steps, encode_steps
+from conformance.cases import Case, decode_steps, encode_steps, longest_time, waiting
 from conformance.session import Step
 from model.outcomes import answer_kind
 from model.profiles import PROFILES
@@ -55,7 +55,11 @@ class Witness:
 
     @property
     def waiting(self) -> float:
-        return sum(advance for advance, _ in self.steps)
+        return waiting(self.steps)
+
+    @property
+    def longest_time(self) -> float:
+        return longest_time(self.steps)
 
 
 @dataclass

@@ -180,8 +180,9 @@ def replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id
 
 
 def _distinct(witnesses: list[Witness]) -> list[Witness]:
-    """One replay per distinct case, longest wait first, so that the slowest start at once."""
+    """One replay per distinct case, the longest first (its waits and its long polls), so that the slowest start at
+    once and the short ones fill in behind them."""
     seen: dict[str, Witness] = {}
     for w in witnesses:
         seen.setdefault(json.dumps(encode_steps(w.steps)), w)
-    return sorted(seen.values(), key=lambda w: -w.waiting)
+    return sorted(seen.values(), key=lambda w: -w.longest_time)

@@ -282,3 +282,19 @@ def test_on_a_real_clock_a_message_back_later_than_the_tolerance_is_seen():
     assert any("RCV-REAPPEAR" in divergence.rules for divergence, _ in shown.divergent.values()), shown.divergent
     assert witnesses.replay([witnesses.judged_model("sqs-standard", "real")], catalogue, run_id="t", trace=None,
                             case_ids=iter(range(1, 99))).divergent == {}
+
+
+def test_replays_start_with_the_case_that_can_take_longest_long_polls_included():
+    """On a real clock an empty long poll takes its whole wait: a case of short advances and long polls can take
+    longer than one with a longer advance, and must start first for the waits to overlap."""
+    from conformance.cases import longest_time
+    from conformance.witness_catalogue import Aim, Witness
+    from conformance.witness_replay import _distinct
+
+    polls = [(0.0, CreateQueue("q", {"ReceiveMessageWaitTimeSeconds": 3})), (0.5, ReceiveMessage("q")),
+             (0.0, ReceiveMessage("q", wait_time_seconds=2)), (0.0, ReceiveMessage("q", wait_time_seconds=21))]
+    waits = [(0.0, CreateQueue("q")), (4.0, ReceiveMessage("q"))]
+    assert longest_time(polls) == 0.5 + 3 + 2  # a wait out of range is refused at once: it takes no time
+    assert longest_time(waits) == 4.0
+    aim = Aim("VIS-DEFAULT", "ReceiveMessage", "ReceiveOk")
+    assert [w.steps for w in _distinct([Witness(aim, waits), Witness(aim, polls)])] == [polls, waits]
