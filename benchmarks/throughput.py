@@ -11,11 +11,14 @@ moto's speed the suite keeps.
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -24,11 +27,61 @@ from botocore.exceptions import ClientError  # noqa: E402
 from adapters.model_target import ModelTarget  # noqa: E402
 from adapters.moto_target import MotoTarget  # noqa: E402
 from conformance.runner import run  # noqa: E402
+from conformance.session import Session  # noqa: E402
 from conformance.trace import read_trace  # noqa: E402
 from model.rules import CATALOGUE  # noqa: E402
 
 
-def suite(target, profile: str, examples: int, out: Path) -> tuple[float, int]:
+class Stopwatch:
+    """Seconds spent inside a method, summed over every call (nested calls of the same method counted once)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def wrap(self, method):
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - start
+        return timed
+
+
+@dataclass
+class Request:
+    """One request the suite sent, as botocore got it, with the target's clock when it was sent and its answer."""
+
+    operation: str
+    params: dict[str, Any]
+    at: float
+    reply: Any
+
+
+def recording(target, requests: list[Request]) -> None:
+    """Keep every request `target`'s client sends, in order."""
+    send = target.client._make_api_call
+
+    def recorded(operation: str, params: dict[str, Any]):
+        request = Request(operation, copy.deepcopy(params), target.clock.now(), None)
+        requests.append(request)
+        request.reply = send(operation, params)  # an error reply raises: its reply stays None
+        return request.reply
+
+    target.client._make_api_call = recorded
+
+
+def suite(target, profile: str, examples: int, out: Path, requests: list[Request] | None = None
+          ) -> tuple[float, int, dict[str, float]]:
+    """Seconds and steps of a run, and where its time went: in the target, in the session's own work around
+    each call (the model judging the answer, the trace), and everything else (Hypothesis drawing each step and
+    running its engine, the machine choosing arguments, setting up each case)."""
+    in_target, in_session = Stopwatch(), Stopwatch()
+    if requests is not None:
+        recording(target, requests)
+    target.execute = in_target.wrap(target.execute)
+    original = Session.execute
+    Session.execute = in_session.wrap(original)  # type: ignore[method-assign]
     start = time.perf_counter()
     try:
         # Every rule tolerated: no case stops at a divergence, so this times generation, not shrinking (nor the
@@ -36,8 +89,11 @@ def suite(target, profile: str, examples: int, out: Path) -> tuple[float, int]:
         result = run(target, profile, examples=examples, seed=1, out_dir=out, max_rounds=1, coverage_rounds=0,
                      shrink=False, tolerate=frozenset(r.id for r in CATALOGUE), witnesses=False)
     finally:
+        Session.execute = original  # type: ignore[method-assign]
         target.close()
-    return time.perf_counter() - start, result.steps
+    seconds = time.perf_counter() - start
+    return seconds, result.steps, {"target": in_target.seconds, "session": in_session.seconds - in_target.seconds,
+                                   "rest": seconds - in_session.seconds}
 
 
 def raw_loop(operations: list[str], fifo: bool) -> float:
@@ -80,6 +136,54 @@ def raw_loop(operations: list[str], fifo: bool) -> float:
         moto.close()
 
 
+def replay(requests: list[Request]) -> float:
+    """The suite's own requests again, with plain boto3 on a fresh moto, the clock moved as it was: the same work
+    for moto, and none of the suite's. Receipt handles and message ids are moto's own each time: those the
+    recording got are swapped for the ones the replay gets, in the order they come."""
+    moto = MotoTarget()
+    client, clock = moto.client, moto.clock
+    ids: dict[str, str] = {}
+    try:
+        start = time.perf_counter()
+        for request in requests:
+            clock.advance_to(request.at)
+            try:
+                reply = client._make_api_call(request.operation, _swapped(request.params, ids))
+            except ClientError:
+                continue
+            _learn(request.reply, reply, ids)
+        return time.perf_counter() - start
+    finally:
+        moto.close()
+
+
+_IDS = ("ReceiptHandle", "MessageId")
+
+
+def _swapped(value: Any, ids: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return ids.get(value, value)
+    if isinstance(value, dict):
+        return {k: _swapped(v, ids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_swapped(v, ids) for v in value]
+    return value
+
+
+def _learn(recorded: Any, replayed: Any, ids: dict[str, str]) -> None:
+    """The ids of the replay's answer, by the same places in the recorded answer."""
+    if isinstance(recorded, dict) and isinstance(replayed, dict):
+        for key in _IDS:
+            if isinstance(recorded.get(key), str) and isinstance(replayed.get(key), str):
+                ids[recorded[key]] = replayed[key]
+        for key, value in recorded.items():
+            if key not in _IDS:
+                _learn(value, replayed.get(key), ids)
+    elif isinstance(recorded, list) and isinstance(replayed, list):
+        for a, b in zip(recorded, replayed, strict=False):  # a shorter answer: its ids are what there is
+            _learn(a, b, ids)
+
+
 def _quietly(call, **kwargs) -> None:
     try:
         call(**kwargs)
@@ -93,11 +197,16 @@ def main() -> None:
     parser.add_argument("--profile", default="sqs-standard")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        seconds, steps = suite(ModelTarget(args.profile), args.profile, args.examples, Path(tmp) / "model")
+        seconds, steps, _ = suite(ModelTarget(args.profile), args.profile, args.examples, Path(tmp) / "model")
         print(f"suite against the model: {steps / seconds:9,.0f} steps/s  ({steps:,} steps in {seconds:.1f} s)")
-        seconds, steps = suite(MotoTarget(), args.profile, args.examples, Path(tmp) / "moto")
+        requests: list[Request] = []
+        seconds, steps, spent = suite(MotoTarget(), args.profile, args.examples, Path(tmp) / "moto", requests)
         suite_rate = steps / seconds
         print(f"suite against moto:      {suite_rate:9,.0f} steps/s  ({steps:,} steps in {seconds:.1f} s)")
+        print("  a step's time: " + ", ".join(f"{part} {1000 * t / steps:.2f} ms ({t / seconds:.0%})"
+                                             for part, t in spent.items())
+              + "   (target: moto's calls; session: the model's verdict and the trace; rest: Hypothesis, the machine,"
+                " each case's set-up)")
         trace = Path(tmp) / "moto" / "trace.jsonl"
         operations = [record["operation"].__class__.__name__ for record in read_trace(trace)]
         mix = Counter(operations)
@@ -107,6 +216,12 @@ def main() -> None:
               + ", ".join(f"{k} {v}" for k, v in mix.most_common()) + ")")
         print(f"suite steps/s / raw calls/s = {suite_rate / raw_rate:.2f}   "
               f"(the suite's own cost: {1000 / suite_rate - 1000 / raw_rate:.2f} ms a step)")
+        replay_seconds = replay(requests)
+        replay_rate = len(requests) / replay_seconds
+        print(f"the suite's requests replayed with plain boto3 on moto: {replay_rate:9,.0f} calls/s "
+              f"({len(requests):,} requests, the same parameters, the clock moved as it was)")
+        print(f"suite steps/s / replayed calls/s = {suite_rate / replay_rate:.2f}   "
+              f"(the suite's own cost: {1000 / suite_rate - 1000 / replay_rate:.2f} ms a step)")
 
 
 if __name__ == "__main__":
