@@ -193,7 +193,7 @@ def _quietly(call, **kwargs) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=20)
+    parser.add_argument("--examples", type=int, default=60)  # fewer: too few steps for a steady figure
     parser.add_argument("--profile", default="sqs-standard")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
