@@ -1,9 +1,11 @@
 """Suite throughput, and how much of it the suite itself costs.
 
 In one process: the suite's steps/s against the model alone and against moto (Hypothesis, the checker model and
-the trace included), then the raw calls/s of a plain boto3 loop on moto making the same operation mix (the
-same operations in the same order, read back from the suite's trace). The ratio suite ÷ raw is the share of
-moto's speed the suite keeps.
+the trace included), with where a step's time goes (in moto, in the session's own work, the rest); then two
+baselines: the raw calls/s of a plain boto3 loop on moto making the same operation mix (the same operations in
+the same order, read back from the suite's trace), and the suite's own requests replayed with plain boto3 (the
+same parameters, the clock moved as it was). Each ratio suite ÷ baseline is the share of moto's speed the suite
+keeps.
 
     python benchmarks/throughput.py [--examples N] [--profile sqs-standard]
 """
@@ -33,7 +35,7 @@ from model.rules import CATALOGUE  # noqa: E402
 
 
 class Stopwatch:
-    """Seconds spent inside a method, summed over every call (nested calls of the same method counted once)."""
+    """Seconds spent inside a method, summed over every call."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
@@ -136,13 +138,16 @@ def raw_loop(operations: list[str], fifo: bool) -> float:
         moto.close()
 
 
-def replay(requests: list[Request]) -> float:
+def replay(requests: list[Request]) -> tuple[float, int]:
     """The suite's own requests again, with plain boto3 on a fresh moto, the clock moved as it was: the same work
     for moto, and none of the suite's. Receipt handles and message ids are moto's own each time: those the
-    recording got are swapped for the ones the replay gets, in the order they come."""
+    recording got are swapped for the ones the replay gets, in the order they come. Returns the seconds, and how
+    many answers differed from the recording's (refused where it was not or the reverse, or another number of
+    messages): none, if the replay did the same work."""
     moto = MotoTarget()
     client, clock = moto.client, moto.clock
     ids: dict[str, str] = {}
+    differed = 0
     try:
         start = time.perf_counter()
         for request in requests:
@@ -150,11 +155,16 @@ def replay(requests: list[Request]) -> float:
             try:
                 reply = client._make_api_call(request.operation, _swapped(request.params, ids))
             except ClientError:
-                continue
+                reply = None
+            differed += _kind(reply) != _kind(request.reply)
             _learn(request.reply, reply, ids)
-        return time.perf_counter() - start
+        return time.perf_counter() - start, differed
     finally:
         moto.close()
+
+
+def _kind(reply: Any) -> tuple[bool, int]:
+    return reply is None, len(reply.get("Messages", [])) if reply else 0
 
 
 _IDS = ("ReceiptHandle", "MessageId")
@@ -216,10 +226,11 @@ def main() -> None:
               + ", ".join(f"{k} {v}" for k, v in mix.most_common()) + ")")
         print(f"suite steps/s / raw calls/s = {suite_rate / raw_rate:.2f}   "
               f"(the suite's own cost: {1000 / suite_rate - 1000 / raw_rate:.2f} ms a step)")
-        replay_seconds = replay(requests)
+        replay_seconds, differed = replay(requests)
         replay_rate = len(requests) / replay_seconds
         print(f"the suite's requests replayed with plain boto3 on moto: {replay_rate:9,.0f} calls/s "
-              f"({len(requests):,} requests, the same parameters, the clock moved as it was)")
+              f"({len(requests):,} requests, the same parameters, the clock moved as it was; {differed} answers "
+              f"differed from the suite's)")
         print(f"suite steps/s / replayed calls/s = {suite_rate / replay_rate:.2f}   "
               f"(the suite's own cost: {1000 / suite_rate - 1000 / replay_rate:.2f} ms a step)")
 

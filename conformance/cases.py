@@ -19,7 +19,7 @@ from model.values import CreateQueue, Operation, ReceiveMessage, SetQueueAttribu
 Case = list[tuple[float, Operation]]  # (seconds to advance first, operation in model space)
 
 
-LONGEST_POLL = 20  # seconds: a longer wait is refused at once
+LONGEST_POLL = max(p.wait_max for p in PROFILES.values())  # seconds: a longer wait is refused at once
 
 
 def waiting(case: Case) -> float:
