@@ -59,9 +59,18 @@ def blamed(profile: str, timing: Timing, played: list[Played], divergences: tupl
     others = list(step.verdict.others)
     explaining = [o for o in others
                   if _explained_without(profile, timing, played, unheard - {index}, {index: concrete(o.response)})]
+    # The same answer may be permitted in a world ruled out and in one kept (a FIFO message's expired handle
+    # refused, moved to the dead-letter queue or not): the ruled-out world's rules first.
+    kept = _states_left(step.verdict.outcome)
+    explaining.sort(key=lambda o: _states_left(o) <= kept)
     rules = tuple(dict.fromkeys(attribution(explaining, step.observed) + attribution(others, step.observed)))
     expected = " or ".join(dict.fromkeys(describe(o.response) for o in explaining or others))
     return _named_after(index, rules, expected, describe(step.observed), divergences)
+
+
+def _states_left(outcome: Outcome) -> set:
+    """The message states an outcome leaves: the world it was permitted in, where it changes nothing."""
+    return {(message_id, state) for message_id, states in outcome.effects.states.items() for state in states}
 
 
 def _named_after(index: int, rules: tuple[str, ...], expected: str, observed: str,

@@ -67,6 +67,12 @@ def purged_handle(p: Profile, rules: tuple[str, ...] = (PURGE_ALL,)) -> list:
     return [PerState(spec, rules) for spec in errors.malformed_handle("", with_text=False, dialect=p.error_dialect)]
 
 
+def redriven_fifo_handle(p: Profile, rules: tuple[str, ...]) -> list[PerState]:
+    """A FIFO message moves only once its receipt has expired, so its old handle may also be refused as expired
+    wherever the message has gone."""
+    return [PerState(errors.handle_expired(), rules)] if p.fifo else []
+
+
 def delete_message(model: Model, op: DeleteMessage, now: float, late: float) -> Expectation:
     return Enumerated(delete_outcomes(model, op.queue, op.receipt_handle, now, late))
 
@@ -91,7 +97,8 @@ def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, 
             return [PerState(Ok(), (PURGE_ALL, DEL_IDEMPOTENT))] + purged_handle(p)
         return [PerState(Ok(), (DEL_IDEMPOTENT,))]
     if s.queue != info.queue:  # redriven away: nothing records what its old handle gets, so permit either
-        return [PerState(Ok(), (REDRIVE_DLQ, DEL_STALE))] + purged_handle(p, (REDRIVE_DLQ,))
+        return [PerState(Ok(), (REDRIVE_DLQ, DEL_STALE))] + purged_handle(p, (REDRIVE_DLQ,)) + redriven_fifo_handle(
+            p, (REDRIVE_DLQ, DEL_FIFO_EXPIRED))
     current = s.receipt == handle
     return [result for in_flight in model.in_flight_when(s, now, late)
             for result in _delete_receipt(model, s, handle, info, current, in_flight, now)]

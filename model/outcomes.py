@@ -315,7 +315,15 @@ def attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
             return 2 if expected.code == observed.code else 1
         return 1 if isinstance(expected, ErrorSpec) == isinstance(observed, Error) else 0
 
-    return _ordered_rules(sorted(outcomes, key=closeness, reverse=True))
+    ranked = sorted(outcomes, key=closeness, reverse=True)
+    if isinstance(observed, Error) and observed.code in _HANDLE_REJECTIONS:
+        # Within an outcome too: a target that took the handle for dead breaks the rule saying such a handle still
+        # works, not the 12-hour ceiling its value was also weighed against.
+        handle_rules = tuple(r for o in ranked if closeness(o) == 3 for r in o.rules
+                             if r in _RULES_OF_CHECK[errors.Check.EXPIRY])
+        gone_too = [o for o in ranked if closeness(o) == 4]
+        return _ordered_rules(gone_too + [Outcome(observed, handle_rules)] + ranked)
+    return _ordered_rules(ranked)
 
 
 def _merge(outcomes: list[Outcome]) -> Outcome:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from model import errors
-from model.handles import PerState, per_state, purged_handle
+from model.handles import PerState, per_state, purged_handle, redriven_fifo_handle
 from model.outcomes import ChangeOkWithin, Enumerated, Expectation, Outcome, situated
 from model.rules import (
     CMV_DELETED, CMV_EXPIRED, CMV_FIFO_EXPIRED, CMV_STALE, HANDLE_MALFORMED, LOCK_UNRECEIVED, PURGE_ALL, REDRIVE_DLQ,
@@ -83,7 +83,7 @@ def _change_state(model: Model, message: Message, s: MessageState, handle: str, 
             return [PerState(errors.not_available_for_change(), (PURGE_ALL, CMV_DELETED))] + purged_handle(p)
         if s.queue != info.queue:  # redriven to the dead-letter queue: likewise
             return [PerState(errors.not_available_for_change(), (REDRIVE_DLQ, CMV_DELETED))] + purged_handle(
-                p, (REDRIVE_DLQ,))
+                p, (REDRIVE_DLQ,)) + redriven_fifo_handle(p, (REDRIVE_DLQ, CMV_FIFO_EXPIRED))
         return [PerState(errors.not_available_for_change(), (CMV_DELETED,))]
     current = s.receipt == handle
     return [result for in_flight in model.in_flight_when(s, now, late)

@@ -8,6 +8,8 @@ from model.values import ChangeOk, Error, Ok
 CEILING = Error("InvalidParameterValue", "Value 43195 for parameter VisibilityTimeout is invalid. Reason: Total "
                 "VisibilityTimeout for the message is beyond the limit [43200 seconds]", 400)
 GONE = Outcome(errors.not_available_for_change(), ("REDRIVE-DLQ", "CMV-DELETED"))
+EXPIRED = Error("InvalidParameterValue", "Value x for parameter ReceiptHandle is invalid. Reason: The receipt handle "
+                "has expired.", 400)
 
 
 def test_a_ceiling_refusal_where_the_change_could_succeed_names_the_ceiling():
@@ -132,3 +134,65 @@ def test_a_fifo_message_behind_one_that_may_still_hold_its_group_need_not_come()
     began, it is moved and m2 must come."""
     assert _fifo_long_poll_behind_a_message_due_to_move(1.3) == []
     assert _fifo_long_poll_behind_a_message_due_to_move(3.0) == ["REDRIVE-DLQ"]
+
+
+def test_a_rejected_stale_handle_names_the_stale_handle_rule_not_the_ceiling_its_value_was_weighed_against():
+    """ministack, real clock: a change to 43198 s through a stale handle, accepted by the model (a stale handle
+    works while its message is in flight, and the value is within a second of the ceiling, so the acceptance also
+    rests on the ceiling's rules), is refused ReceiptHandleIsInvalid. The target took the handle for dead."""
+    rejected = Error("ReceiptHandleIsInvalid", "The input receipt handle is invalid.", 400)
+    accepted = Outcome(ChangeOk(), ("VIS-CEILING-FROM-RECEIVE", "VIS-CEILING", "CMV-STALE", "VIS-EXTEND-NONADDITIVE"))
+    assert attribution([accepted], rejected)[0] == "CMV-STALE"
+    # a handle surely current and in flight: the change's own rules keep their order
+    current = Outcome(ChangeOk(), ("VIS-CEILING-FROM-RECEIVE", "VIS-EXTEND-NONADDITIVE"))
+    assert attribution([current], rejected)[0] == "VIS-CEILING-FROM-RECEIVE"
+
+
+def _fifo_message_moved_then_its_old_handle_used(change_answer) -> list[str]:
+    """LocalStack, real clock: a FIFO queue with a 0 s timeout and one receive allowed; m1 is received, the next
+    receive (an empty long poll that answers at once) moves it to the dead-letter queue; its old handle is used to
+    delete it (refused: "The receipt handle has expired.") and to change it (`change_answer`); then the
+    dead-letter queue returns it. The rules of every divergence on the way, named as a run names them."""
+    from model import Model
+    from model.blame import Played, blamed
+    from model.state import Timing
+    from model.values import (
+        ChangeMessageVisibility, CreateQueue, DeleteMessage, ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage,
+        SendOk,
+    )
+
+    model = Model("sqs-fifo", Timing(windowed=True, tolerance=0.5))
+    played: list[Played] = []
+    rules: list[str] = []
+
+    def observe(op, invoke: float, answer, complete: float):
+        verdict = model.observe(op, invoke, answer, completed_at=complete)
+        played.append(Played(op, invoke, answer, complete, verdict))
+        rules.extend(d.rule for d in blamed("sqs-fifo", model.timing, played, verdict.divergences))
+        return verdict
+
+    fifo = {"FifoQueue": "true"}
+    observe(CreateQueue("dlq", fifo), 0, Ok(), 0.004)
+    observe(CreateQueue("q", {**fifo, "VisibilityTimeout": 0, "RedrivePolicy": {
+        "deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}), 0.005, Ok(), 0.01)
+    observe(SendMessage("q", "m1", group_id="g1", dedup_id="u1"), 0.014, SendOk(None), 0.02)  # a new id
+    first = observe(ReceiveMessage("q", max_messages=1), 0.039, ReceiveOk((ReceivedMessage("msg-1", "m1", None, 1,
+                                                                                           None),)), 0.045)
+    (handle,) = first.outcome.effects.handles  # the model's name for the handle the receive issued
+    # The empty poll answers at once: within the tolerance of its deadline m1 may still be in flight, or moved.
+    observe(ReceiveMessage("q", max_messages=10, wait_time_seconds=1), 0.047, ReceiveOk(()), 0.052)
+    observe(DeleteMessage("q", handle), 0.053, EXPIRED, 0.058)
+    observe(ChangeMessageVisibility("q", handle, 0), 0.059, change_answer, 0.065)
+    observe(ReceiveMessage("dlq", max_messages=10, wait_time_seconds=1), 0.072,
+            ReceiveOk((ReceivedMessage("msg-1", "m1", None, None, None),)), 0.08)
+    return rules
+
+
+def test_a_fifo_message_moved_to_the_dead_letter_queue_may_have_its_old_handle_refused_as_expired():
+    """A FIFO message moves only once its receipt has expired: nothing records what its old handle gets then, so
+    the refusal an expired FIFO handle gets is permitted too (it was flagged as DEL-STALE). Accepting a change
+    through it, while the message is in the dead-letter queue, names the redrive."""
+    refused = Error("ReceiptHandleIsInvalid", "The input receipt handle is invalid.", 400)
+    assert _fifo_message_moved_then_its_old_handle_used(refused) == []
+    assert _fifo_message_moved_then_its_old_handle_used(EXPIRED) == []  # the change refused as expired too
+    assert _fifo_message_moved_then_its_old_handle_used(ChangeOk())[:1] == ["REDRIVE-DLQ"]
