@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from model.core import Model
 from model.outcomes import Divergence, Effects, Outcome, Verdict, attribution, concrete, describe
-from model.state import Timing
+from model.state import MessageState, Timing
 from model.usage import ModelUsageError
 from model.values import Error, Operation, ReceiveMessage, Response, Unknown
 
@@ -68,7 +68,7 @@ def blamed(profile: str, timing: Timing, played: list[Played], divergences: tupl
     return _named_after(index, rules, expected, describe(step.observed), divergences)
 
 
-def _states_left(outcome: Outcome) -> set:
+def _states_left(outcome: Outcome) -> set[tuple[str, MessageState]]:
     """The message states an outcome leaves: the world it was permitted in, where it changes nothing."""
     return {(message_id, state) for message_id, states in outcome.effects.states.items() for state in states}
 

@@ -96,7 +96,7 @@ def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, 
         if s.gone is Gone.PURGED:  # docs/evidence.md records a second delete, not a delete after a purge
             return [PerState(Ok(), (PURGE_ALL, DEL_IDEMPOTENT))] + purged_handle(p)
         return [PerState(Ok(), (DEL_IDEMPOTENT,))]
-    if s.queue != info.queue:  # redriven away: nothing records what its old handle gets, so permit either
+    if s.queue != info.queue:  # redriven away: nothing records what its old handle gets, so permit each
         return [PerState(Ok(), (REDRIVE_DLQ, DEL_STALE))] + purged_handle(p, (REDRIVE_DLQ,)) + redriven_fifo_handle(
             p, (REDRIVE_DLQ, DEL_FIFO_EXPIRED))
     current = s.receipt == handle
