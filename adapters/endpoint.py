@@ -19,7 +19,7 @@ import botocore.exceptions
 from botocore.config import Config
 
 from adapters.base import RealClock, ShiftedClock, TargetError, redact
-from adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget, worth_another_try
+from adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget, queue_url_parts, worth_another_try
 
 RUN_TAG = "sqs-conformance-run"
 QUEUE_PREFIX = "sqsconf-"
@@ -296,7 +296,7 @@ def leftovers(target: EndpointTarget, older_than: float) -> list[tuple[str, str,
     while True:
         page = client.list_queues(**kwargs)
         for url in page.get("QueueUrls", []):
-            name = url.rstrip("/").rsplit("/", 1)[-1]
+            _, name = queue_url_parts(url)
             if not name.startswith(QUEUE_PREFIX):
                 continue
             try:

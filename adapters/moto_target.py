@@ -15,7 +15,7 @@ import boto3
 import time_machine
 
 from adapters.base import TargetError, VirtualClock
-from adapters.sqs_api import CLIENT_CONFIG, SqsApiTarget
+from adapters.sqs_api import CLIENT_CONFIG, SqsApiTarget, queue_url_parts
 
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)  # the virtual clock's zero
 REGION = "us-east-1"
@@ -74,17 +74,17 @@ class MotoTarget(SqsApiTarget):
 
     def _delete_created_queues(self) -> None:
         for url in self._urls.values():
-            self._queues_of(url).pop(_queue_name(url), None)
+            account, name = queue_url_parts(url)
+            self._queues_of(account).pop(name, None)
         for name in self._unanswered_creates:  # cannot happen in-process, where every answer comes
-            self._queues_of(None).pop(name, None)
+            self._queues_of(DEFAULT_ACCOUNT).pop(name, None)
         self._forget_created_queues()
 
     def _arn(self, queue: str) -> str:
-        url = self.url(queue)
-        return self._queues_of(url)[_queue_name(url)].queue_arn
+        account, name = queue_url_parts(self.url(queue))
+        return self._queues_of(account)[name].queue_arn
 
-    def _queues_of(self, url: str | None) -> dict:
-        account = url.rstrip("/").split("/")[-2] if url else DEFAULT_ACCOUNT
+    def _queues_of(self, account: str) -> dict:
         return self._models.sqs_backends[account][REGION].queues
 
     def _install_virtual_wait(self) -> None:
@@ -120,7 +120,3 @@ class MotoTarget(SqsApiTarget):
             self._mock.stop()
             self._travel.stop()
             MotoTarget._open.release()
-
-
-def _queue_name(url: str) -> str:
-    return url.rstrip("/").split("/")[-1]

@@ -176,6 +176,12 @@ class SqsApiTarget(Target):
         )
 
 
+def queue_url_parts(url: str) -> tuple[str, str]:
+    """The account and the queue name a queue URL ends with (`…/ACCOUNT/NAME`)."""
+    account, name = url.rstrip("/").split("/")[-2:]
+    return account, name
+
+
 _PERSIST_ATTEMPTS = 4
 
 
