@@ -421,7 +421,7 @@ class ReceiveExpectation:
     # --- judging a target's answer --------------------------------------------------------------------------
 
     def check(self, observed: Response) -> Verdict:
-        if self.over_limit_permitted and errors.over_limit().matches(observed):  # type: ignore[arg-type]
+        if self.over_limit_permitted and isinstance(observed, Error) and errors.over_limit().matches(observed):
             return Verdict(Outcome(observed, self.rules, at=self.at))
         if not isinstance(observed, ReceiveOk):
             problem = Divergence(self._refusal_rules(observed), "ReceiveOk", describe(observed))

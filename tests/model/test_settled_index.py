@@ -15,6 +15,7 @@ import dataclasses
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from model import Model
+from model.profiles import Profile, get_profile
 from model.attributes import COUNTS
 from model.state import Timing
 from model.values import (
@@ -50,7 +51,7 @@ STEPS = st.lists(st.tuples(st.sampled_from(KINDS).flatmap(OPERATIONS.__getitem__
 class Pair:
     """One model with the index and one without, judging the same answers."""
 
-    def __init__(self, profile: str, timing: Timing, latency: float) -> None:
+    def __init__(self, profile: Profile, timing: Timing, latency: float) -> None:
         self.fast = Model(profile, timing)
         self.plain = Model(profile, timing, indexed=False)
         self.latency = latency if timing.windowed else 0.0
@@ -145,8 +146,10 @@ def _states(model: Model) -> dict:
     return {message_id: message.states for message_id, message in model.messages.items()}
 
 
-def _drive(profile: str, timing: Timing, steps, latency: float = 0.0) -> None:
-    pair = Pair(profile, timing, latency)
+def _drive(timing: Timing, steps, quota: int | None, latency: float = 0.0) -> None:
+    """On sqs-standard, with its in-flight quota or one a handful of receives reach."""
+    profile = get_profile("sqs-standard")
+    pair = Pair(profile if quota is None else dataclasses.replace(profile, inflight_quota=quota), timing, latency)
     for step, answer in steps:
         pair.answer = answer
         pair.apply(step)
@@ -155,13 +158,16 @@ def _drive(profile: str, timing: Timing, steps, latency: float = 0.0) -> None:
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@SETTINGS
-@given(STEPS)
-def test_the_index_decides_as_a_full_look_on_an_exact_clock(steps):
-    _drive("sqs-standard", Timing(), steps)
+QUOTAS = st.sampled_from([None, 3])
 
 
 @SETTINGS
-@given(STEPS, st.sampled_from([0.0, 0.5]), st.sampled_from([0.02, 0.3]))
-def test_the_index_decides_as_a_full_look_on_a_real_clock(steps, tolerance, latency):
-    _drive("sqs-standard", Timing(windowed=True, tolerance=tolerance), steps, latency)
+@given(STEPS, QUOTAS)
+def test_the_index_decides_as_a_full_look_on_an_exact_clock(steps, quota):
+    _drive(Timing(), steps, quota)
+
+
+@SETTINGS
+@given(STEPS, QUOTAS, st.sampled_from([0.0, 0.5]), st.sampled_from([0.02, 0.3]))
+def test_the_index_decides_as_a_full_look_on_a_real_clock(steps, quota, tolerance, latency):
+    _drive(Timing(windowed=True, tolerance=tolerance), steps, quota, latency)
