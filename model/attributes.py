@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from model import errors
 from model.outcomes import Divergence, Effects, Outcome, Verdict, describe
 from model.rules import ATTR_COUNTS, QATTR_LATER_RECEIVES, REDRIVE_DLQ, VIS_DEFAULT
+from model.settled import Settled, SurelyHidden
 from model.state import Hidden, Queue, Redrive, Setting
 from model.usage import ModelUsageError
 from model.validation import as_int, attribute_ranges, is_int_in
@@ -109,6 +110,13 @@ def categories(state, queue: str, now: float, late: float | None = None, toleran
     return (VISIBLE, hidden) if state.may_be_due(now if late is None else late, tolerance) else (hidden,)
 
 
+def _read_together(settled: Settled, hidden: SurelyHidden) -> dict[str, int]:
+    """The counts of the messages not looked at one by one: settled ones are visible, surely hidden ones delayed
+    or not visible, whatever the call's window."""
+    return {VISIBLE: len(settled), NOT_VISIBLE: hidden.how_many(Hidden.RECEIPT, Hidden.LOCK),
+            DELAYED: hidden.how_many(Hidden.DELAY)}
+
+
 @dataclass
 class AttributesExpectation:
     """Counts may lie between what every possible state agrees on and what any allows (ATTR-COUNTS)."""
@@ -120,8 +128,8 @@ class AttributesExpectation:
     rules: tuple[str, ...] = (ATTR_COUNTS,)
 
     def bounds(self) -> dict[str, tuple[int, int]]:
-        moving, settled = self.model.in_motion(self.queue, self.now)
-        low = dict.fromkeys(COUNTS, 0) | {VISIBLE: len(settled)}  # a settled message is visible in every count
+        moving, settled, hidden = self.model.in_motion(self.queue, self.now, self.late)
+        low = _read_together(settled, hidden)
         high = dict(low)
         for message in moving:
             kinds = {k for s in message.states
@@ -140,8 +148,8 @@ class AttributesExpectation:
         return Effects()  # reading changes nothing
 
     def canonical(self) -> Outcome:
-        moving, settled = self.model.in_motion(self.queue, self.now)
-        counts = dict.fromkeys(COUNTS, 0) | {VISIBLE: len(settled)}
+        moving, settled, hidden = self.model.in_motion(self.queue, self.now, self.now)
+        counts = _read_together(settled, hidden)
         for message in moving:
             kind = categories(message.states[0], self.queue.name, self.now)[0]
             if kind is not None:

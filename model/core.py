@@ -17,7 +17,7 @@ from model.handles import delete_message
 from model.outcomes import Effects, Enumerated, Expectation, Outcome, Verdict, concrete, union
 from model.profiles import Profile, get_profile
 from model.queue_ops import create_queue, get_attributes, peek, purge, send_message, set_attributes
-from model.settled import Settled
+from model.settled import NOTHING_HIDDEN, Settled, SurelyHidden
 from model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, Timing
 from model.usage import ModelUsageError
 from model.validation import edge_situations, is_int_in
@@ -128,15 +128,18 @@ class Model:
                 indexes.append(self._settled[name])
         return indexes
 
-    def in_motion(self, queue: Queue, now: float) -> tuple[list[Message], Settled]:
-        """The messages that may be live in the queue and are not settled by `now`, in send order; and the
-        settled ones (model/settled.py), which every receive and count sees alike."""
+    def in_motion(self, queue: Queue, now: float, horizon: float) -> tuple[list[Message], Settled, SurelyHidden]:
+        """For an operation at `now` that ends by `horizon`: the messages that may be live in the queue that it must
+        look at one by one, in send order; the settled ones and the ones surely hidden throughout
+        (model/settled.py), which it reads together."""
         indexes = self._indexes((queue.name,))
         if not indexes:
-            return sorted(self.messages_in(queue.name), key=lambda m: m.seq), self._none_settled
+            return sorted(self.messages_in(queue.name), key=lambda m: m.seq), self._none_settled, NOTHING_HIDDEN
         index = indexes[0]
         index.advance(now, self.redrive_of(queue.name), queue.message_ids)
-        return sorted(self._live_in(queue.name, index.moving), key=lambda m: m.seq), index
+        hidden = index.hidden_through(horizon)
+        moving = self._live_in(queue.name, index.moving) + [self.messages[message_id] for message_id in hidden.near]
+        return sorted(moving, key=lambda m: m.seq), index, hidden
 
     # --- views for generators and tests --------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ from model.rules import (
     VIS_NOT_STICKY,
     VIS_RANGE,
 )
-from model.settled import Settled
+from model.settled import NOTHING_HIDDEN, Settled, SurelyHidden
 from model.state import (
     Attempt,
     AttemptRemembered,
@@ -105,8 +105,11 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
         waits = (0,)
     long_poll = min(waits) > 0
 
-    moving, settled = model.in_motion(queue, now)
+    # It looks at nothing later than the end of its window or of its longest wait.
+    moving, settled, hidden = model.in_motion(queue, now, horizon=max(late, now + max(waits)))
     live, in_flight, maybe_in_flight = _live_states(moving, queue.name, now)  # a settled message is not in flight
+    in_flight += hidden.how_many(Hidden.RECEIPT)
+    maybe_in_flight += hidden.how_many(Hidden.RECEIPT)
     over_limit_permitted = False
     if maybe_in_flight >= p.inflight_quota and not p.fifo:
         rules.append(INFLIGHT_QUOTA)
@@ -132,7 +135,7 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
         late = at
     return ReceiveExpectation(model, queue, op, at, late, max_messages, visibilities, long_poll,
                               tuple(rules), replay, fresh, quota_reached=maybe_in_flight >= p.inflight_quota, live=live,
-                              settled=settled,
+                              settled=settled, hidden=hidden,
                               over_limit_permitted=over_limit_permitted, invoked=now, wait=min(waits))
 
 
@@ -234,8 +237,11 @@ class ReceiveExpectation:
     quota_reached: bool = False  # possibly: past it a long poll may answer with nothing (INFLIGHT-QUOTA)
     live: list[tuple[Message, list[MessageState]]] = field(default_factory=list)  # each message's states here
     # The messages surely visible and returnable in their one state (model/settled.py): not in `live`, and read
-    # together rather than one by one. Every other message is in `live`.
+    # together rather than one by one.
     settled: Settled = field(default_factory=lambda: Settled("", {}, 0.0))
+    # The messages surely hidden through the receive, in their one state: not in `live` either. Every other
+    # message is.
+    hidden: SurelyHidden = NOTHING_HIDDEN
     over_limit_permitted: bool = False
     timestamp_tolerance_ms: int = 1
     invoked: float = 0.0  # when the receive was called
@@ -272,9 +278,13 @@ class ReceiveExpectation:
         return [m.id for m in sorted([*moving, *self.settled], key=lambda m: m.seq)]
 
     def _candidate(self, message_id: str) -> _Candidate | None:
-        """The message as this receive finds it, settled or not (None: not live in this queue)."""
+        """The message as this receive finds it, settled, surely hidden or in motion (None: not live in this
+        queue)."""
         if message_id in self.settled:
             return self._settled_candidate(self.model.messages[message_id])
+        hidden = self.hidden.state(message_id)
+        if hidden is not None:
+            return _Candidate(self.model.messages[message_id], hidden=[hidden])
         return self.candidates.get(message_id)
 
     def _settled_candidate(self, message: Message) -> _Candidate:
@@ -360,6 +370,8 @@ class ReceiveExpectation:
         if sum(1 for c in self.candidates.values() if c.receivable) + len(self.settled) > self.max_messages:
             rules.append(RCV_MAX_MESSAGES)  # more could be returned than may be: the bound bites
         rules += self.settled.rules()
+        if self.hidden:  # as a hidden candidate below
+            rules += self.hidden.rules() + [RCV_HIDE] + [RCV_AT_LEAST_ONCE] * self.model.profile.at_least_once
         for candidate in self.candidates.values():
             for s in candidate.hidden:
                 rules += list(s.why) + [RCV_HIDE]

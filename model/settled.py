@@ -6,8 +6,15 @@ same way: returnable, not in flight, counted visible. Each queue keeps those mes
 few facts receives read of them together (how many, the rules that set their deadlines, whether any was received
 before), so that an operation costs what the messages still in motion cost, not what the backlog does.
 
-Time only settles messages (a deadline passed stays passed); an operation that changes a message unsettles it. Time
-going backwards, or a new redrive policy, rebuilds the queue's index from its messages.
+A message is *parked* while it has one possible state there that is hidden (in flight, delayed, locked) and cannot
+be due yet. An operation that ends before the earliest moment it may be due (its `horizon`: a receive's long poll
+and a real clock's window included) sees it as surely hidden: counted not visible or delayed, in flight, not
+returnable, and exercising the rules that set its deadline. Those are read together too (`SurelyHidden`); parked
+messages that may be due within the operation are looked at one by one with the messages in motion.
+
+Time only settles messages (a deadline passed stays passed) and unparks them (a hidden one may become due); an
+operation that changes a message unsettles or unparks it. Time going backwards, or a new redrive policy, rebuilds
+the queue's index from its messages.
 """
 
 from __future__ import annotations
@@ -20,7 +27,11 @@ from collections.abc import Iterable, Iterator
 from sortedcontainers import SortedDict
 
 from model.rules import RCV_REAPPEAR
-from model.state import Message, MessageState, Redrive
+from model.state import Hidden, Message, MessageState, Redrive
+
+# A heap entry: when the message's state may first (or surely) be due, a tie-breaker so that two offers of one message
+# are never compared by their states, the message, and the state it was offered in (stale once the message changes).
+Entry = tuple[float, int, str, MessageState]
 
 
 class Settled:
@@ -38,8 +49,13 @@ class Settled:
         self._kinds: Counter[tuple[tuple[str, ...], bool]] = Counter()  # (its `why`, received before) -> how many
         # Messages with one state here, by when they surely become visible (lazily dropped once changed); the
         # middle number only keeps two offers of one message from ever being compared by their states.
-        self._waiting: list[tuple[float, int, str, MessageState]] = []
+        self._waiting: list[Entry] = []
         self._offers = itertools.count()
+        # Parked messages: their one hidden state, the same by when each may be due (the first number), and how many
+        # of each kind (the rules that set their deadlines, why hidden).
+        self._parked: dict[str, MessageState] = {}
+        self._parked_order: list[Entry] = []
+        self._parked_kinds: Counter[tuple[tuple[str, ...], Hidden]] = Counter()
 
     # --- kept up to date by the model's commits ---------------------------------------------------------
 
@@ -49,31 +65,40 @@ class Settled:
         if len(states) == 1 and states[0].live_in(self.queue):
             s = states[0]
             heapq.heappush(self._waiting, (s.visible_at + s.slack + self._tolerance, next(self._offers), message.id, s))
+            if s.hidden is not Hidden.NONE and self._may_be_due_from(s) > self._as_of:
+                self._park(message.id, s)
+
+    def _may_be_due_from(self, s: MessageState) -> float:
+        return s.visible_at - self._tolerance  # MessageState.may_be_due
 
     def joined(self, message_id: str) -> None:
         self.moving.add(message_id)
 
     def left(self, message_id: str) -> None:
+        self._unpark(message_id)
         self.moving.discard(message_id)
 
     def forget(self, message: Message) -> None:
         """The message's states are about to change: it is in motion again (if it stays in the queue)."""
+        self._unpark(message.id)
         s = self._states.pop(message.id, None)
         if s is not None:
             self.moving.add(message.id)
             del self._by_seq[message.seq]
-            key = (s.why, s.receive_count > 0)
-            self._kinds[key] -= 1
-            if not self._kinds[key]:
-                del self._kinds[key]
+            _decrement(self._kinds, (s.why, s.receive_count > 0))
 
     def advance(self, now: float, redrive: Redrive | None, message_ids: Iterable[str]) -> None:
         """Settle every message whose state is surely visible by `now`. `message_ids` (the queue's) rebuild the
         index where it cannot go on: time went back, or the redrive policy changed."""
-        if now < self._as_of or redrive != self._redrive:
+        went_back = now < self._as_of
+        self._as_of = now
+        if went_back or redrive != self._redrive:
             self._rebuild(message_ids)
             self._redrive = redrive
-        self._as_of = now
+        while self._parked_order and self._parked_order[0][0] <= now:
+            _, _, message_id, s = heapq.heappop(self._parked_order)
+            if self._parked.get(message_id) is s:
+                self._unpark(message_id)  # it may be due from now on
         not_yet = []
         while self._waiting and self._waiting[0][0] <= now:
             entry = heapq.heappop(self._waiting)
@@ -89,10 +114,28 @@ class Settled:
         if len(self._waiting) > 4 * len(self._messages) + 64:  # changed messages leave entries behind
             self._waiting = [e for e in self._waiting if self._still_as_offered(e)]
             heapq.heapify(self._waiting)
+        if len(self._parked_order) > 4 * len(self._parked) + 64:
+            self._parked_order = [e for e in self._parked_order if self._still_parked(e)]
+            heapq.heapify(self._parked_order)
 
-    def _still_as_offered(self, entry: tuple[float, int, str, MessageState]) -> bool:
+    def _still_as_offered(self, entry: Entry) -> bool:
         states = self._messages[entry[2]].states
         return len(states) == 1 and states[0] is entry[3]
+
+    def _still_parked(self, entry: Entry) -> bool:
+        return self._parked.get(entry[2]) is entry[3]
+
+    def _park(self, message_id: str, s: MessageState) -> None:
+        self.moving.discard(message_id)
+        self._parked[message_id] = s
+        heapq.heappush(self._parked_order, (self._may_be_due_from(s), next(self._offers), message_id, s))
+        self._parked_kinds[(s.why, s.hidden)] += 1
+
+    def _unpark(self, message_id: str) -> None:
+        s = self._parked.pop(message_id, None)
+        if s is not None:
+            self.moving.add(message_id)
+            _decrement(self._parked_kinds, (s.why, s.hidden))
 
     def _settle(self, message: Message, s: MessageState) -> None:
         self.moving.discard(message.id)
@@ -105,8 +148,11 @@ class Settled:
         self._by_seq.clear()
         self._kinds.clear()
         self._waiting = []
+        self._parked.clear()
+        self._parked_order = []
+        self._parked_kinds.clear()
         self.moving = set(message_ids)
-        for message_id in self.moving:
+        for message_id in list(self.moving):  # offers park some
             self.offer(self._messages[message_id])
 
     # --- what receives read -----------------------------------------------------------------------------
@@ -135,3 +181,54 @@ class Settled:
     @property
     def any_received_before(self) -> bool:
         return any(received for _, received in self._kinds)
+
+    def hidden_through(self, horizon: float) -> SurelyHidden:
+        """The parked messages as an operation that ends by `horizon` sees them: those that may be due by then are
+        `near` (the operation looks at them one by one), the rest are surely hidden throughout."""
+        near: dict[str, MessageState] = {}
+        kept = []
+        while self._parked_order and self._parked_order[0][0] <= horizon:
+            entry = heapq.heappop(self._parked_order)
+            if self._still_parked(entry):
+                near[entry[2]] = entry[3]
+                kept.append(entry)
+        for entry in kept:
+            heapq.heappush(self._parked_order, entry)
+        kinds = self._parked_kinds.copy()
+        for s in near.values():
+            _decrement(kinds, (s.why, s.hidden))
+        return SurelyHidden(self._parked, near, kinds)
+
+
+class SurelyHidden:
+    """The messages surely hidden through one operation, each in its one state, read together."""
+
+    def __init__(self, parked: dict[str, MessageState], near: dict[str, MessageState],
+                 kinds: Counter[tuple[tuple[str, ...], Hidden]]) -> None:
+        self._parked = parked
+        self.near = near  # parked, but may be due within the operation: in motion for it
+        self._kinds = kinds
+
+    def state(self, message_id: str) -> MessageState | None:
+        """Its one state, if the message is surely hidden throughout."""
+        return None if message_id in self.near else self._parked.get(message_id)
+
+    def how_many(self, *hidden: Hidden) -> int:
+        """How many are hidden for one of these reasons (in flight: `Hidden.RECEIPT`)."""
+        return sum(n for (_, why_hidden), n in self._kinds.items() if why_hidden in hidden)
+
+    def rules(self) -> list[str]:
+        """The rules that set their deadlines: each keeps its message hidden through the operation."""
+        return [r for why, _ in self._kinds for r in why]
+
+    def __bool__(self) -> bool:
+        return bool(self._kinds)
+
+
+NOTHING_HIDDEN = SurelyHidden({}, {}, Counter())
+
+
+def _decrement(counter: Counter, key) -> None:
+    counter[key] -= 1
+    if not counter[key]:
+        del counter[key]
