@@ -35,7 +35,8 @@ Entry = tuple[float, int, str, MessageState]
 
 
 class Settled:
-    """The settled messages of one standard queue (FIFO queues keep every message in motion: group order)."""
+    """The settled and the parked messages of one standard queue (FIFO queues keep every message in motion: group
+    order)."""
 
     def __init__(self, queue: str, messages: dict[str, Message], tolerance: float) -> None:
         self.queue = queue
@@ -69,7 +70,7 @@ class Settled:
                 self._park(message.id, s)
 
     def _may_be_due_from(self, s: MessageState) -> float:
-        return s.visible_at - self._tolerance  # MessageState.may_be_due
+        return s.visible_at - self._tolerance  # the earliest `late` for which MessageState.may_be_due holds
 
     def joined(self, message_id: str) -> None:
         self.moving.add(message_id)
@@ -88,8 +89,9 @@ class Settled:
             _decrement(self._kinds, (s.why, s.receive_count > 0))
 
     def advance(self, now: float, redrive: Redrive | None, message_ids: Iterable[str]) -> None:
-        """Settle every message whose state is surely visible by `now`. `message_ids` (the queue's) rebuild the
-        index where it cannot go on: time went back, or the redrive policy changed."""
+        """Unpark every message that may be due by `now`, and settle every one whose state is surely visible by
+        then. `message_ids` (the queue's) rebuild the index where it cannot go on: time went back, or the redrive
+        policy changed."""
         went_back = now < self._as_of
         self._as_of = now
         if went_back or redrive != self._redrive:
@@ -201,7 +203,8 @@ class Settled:
 
 
 class SurelyHidden:
-    """The messages surely hidden through one operation, each in its one state, read together."""
+    """The messages surely hidden through one operation, each in its one state, read together. A view of the
+    index: valid until the model commits the operation's outcome, as the index itself."""
 
     def __init__(self, parked: dict[str, MessageState], near: dict[str, MessageState],
                  kinds: Counter[tuple[tuple[str, ...], Hidden]]) -> None:

@@ -1,10 +1,12 @@
-"""The settled index (model/settled.py) changes what an operation costs, never what the model decides.
+"""The index of settled and parked messages (model/settled.py) changes what an operation costs, never what the
+model decides.
 
 Two checkers, one with the index and one that looks at every message (`Model(indexed=False)`), are given the same
 operations and the same answers: the model's own, and answers a queue could give wrongly or rightly (a sample of
-the messages, another order, a wrong count, no answer at all), on exact and windowed clocks, with redrive policies
-set and changed, and time going back now and then. Every verdict, every outcome and every message's states must be
-the same.
+the messages, another order, a wrong count, a message still in flight, no answer at all), on exact and windowed
+clocks, with redrive policies set and changed, an in-flight quota a few receives reach, time stepping to just
+before a deadline and going back now and then. Every verdict, every attribute read's bounds, every outcome and
+every message's states must be the same.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import dataclasses
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from model import Model
-from model.profiles import Profile, get_profile
 from model.attributes import COUNTS
+from model.profiles import Profile, get_profile
 from model.state import Timing
 from model.values import (
     AttributesOk, ChangeMessageVisibility, CreateQueue, DeleteMessage, GetQueueAttributes, PurgeQueue, ReceiveMessage,
