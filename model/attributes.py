@@ -104,17 +104,25 @@ def categories(state, queue: str, now: float, late: float | None = None, toleran
     for a receive."""
     if not state.live_in(queue):
         return (None,)
-    hidden = DELAYED if state.hidden is Hidden.DELAY else NOT_VISIBLE
+    hidden = _count_while(state.hidden)
     if state.hidden is Hidden.NONE or state.surely_due(now, tolerance):
         return (VISIBLE,)
     return (VISIBLE, hidden) if state.may_be_due(now if late is None else late, tolerance) else (hidden,)
 
 
+def _count_while(hidden: Hidden) -> str:
+    """The count a message hidden for this reason falls in until it is due."""
+    return DELAYED if hidden is Hidden.DELAY else NOT_VISIBLE
+
+
 def _read_together(settled: Settled, hidden: SurelyHidden) -> dict[str, int]:
-    """The counts of the messages not looked at one by one: settled ones are visible, surely hidden ones delayed
-    or not visible, whatever the call's window."""
-    return {VISIBLE: len(settled), NOT_VISIBLE: hidden.how_many(Hidden.RECEIPT, Hidden.LOCK),
-            DELAYED: hidden.how_many(Hidden.DELAY)}
+    """The counts of the messages not looked at one by one: settled ones are visible, surely hidden ones in the
+    count of why they are hidden, whatever the call's window."""
+    counts = dict.fromkeys(COUNTS, 0) | {VISIBLE: len(settled)}
+    for reason in Hidden:
+        if reason is not Hidden.NONE:
+            counts[_count_while(reason)] += hidden.how_many(reason)
+    return counts
 
 
 @dataclass

@@ -98,9 +98,9 @@ class Settled:
             self._rebuild(message_ids)
             self._redrive = redrive
         while self._parked_order and self._parked_order[0][0] <= now:
-            _, _, message_id, s = heapq.heappop(self._parked_order)
-            if self._parked.get(message_id) is s:
-                self._unpark(message_id)  # it may be due from now on
+            entry = heapq.heappop(self._parked_order)
+            if self._still_parked(entry):
+                self._unpark(entry[2])  # it may be due from now on
         not_yet = []
         while self._waiting and self._waiting[0][0] <= now:
             entry = heapq.heappop(self._waiting)
