@@ -51,3 +51,11 @@ def write_text(spark: SparkSession, where: str, text: str) -> None:
     if fs.exists(path):
         fs.delete(path, False)
     fs.rename(partial, path)
+
+
+def copy(spark: SparkSession, source: str, target: str) -> None:
+    """Byte for byte, on any two file systems Hadoop knows; the target's folders are made."""
+    jvm = spark._jvm  # noqa: SLF001
+    (src, src_fs), (dst, dst_fs) = _path(spark, source), _path(spark, target)
+    dst_fs.setWriteChecksum(False)  # no .crc file beside it on a local disk
+    jvm.org.apache.hadoop.fs.FileUtil.copy(src_fs, src, dst_fs, dst, False, spark._jsc.hadoopConfiguration())  # noqa: SLF001

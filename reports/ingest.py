@@ -1,16 +1,17 @@
-"""Trace files into the `steps` table, incrementally.
+"""Trace files into the `lines` table, incrementally.
 
-Each trace file is read once per version of it (its length and modification time), in one pass, from its
-columnar copy where the run left one that covers it (reports/trace_format.py), else from its JSON lines: its lines go
-to the partition `source=<id of the file>` of `steps`, the malformed ones under `quarantined=true` with what is
-wrong with them. A file that grew (traces are appended to) has its partition replaced; files already read are
-not parsed again. The manifest is written last, so a job stopped midway reads the same files again next time,
-and nothing is lost.
+Each trace file is read once per version of it (its length and modification time) into the partition
+`source=<id of the file>` of `lines`. Its columnar copy, where the run left one that covers it
+(reports/trace_format.py), is copied there as it is: it already holds the table's columns, and only good lines (a
+writer drops the copy of a trace with a malformed record). Else its JSON lines are parsed, once: the malformed ones
+(not JSON, a wrong type, a missing field, an unknown verdict) go under `quarantined=true` with what is wrong and
+their text. A file that grew (traces are appended to) has its partition replaced; files already read are not
+read again. The manifest is written last and names the partitions that count, so a job stopped midway reads the
+same files again next time, and nothing is lost.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import re
@@ -25,11 +26,14 @@ from pyspark.sql.types import (
 
 from reports import files
 from reports.spark import ReportError
-from reports.trace_format import COLUMNS_FOLDER, FIELDS, REQUIRED, VERDICTS, columnar_copy
+from reports.trace_format import FIELDS, REQUIRED, VERDICTS, columnar_copy
 
 TRACE_SUFFIX = ".jsonl"
 CORRUPT = "_corrupt_line"
-_COPY_NAME = re.escape(COLUMNS_FOLDER) + r"/[0-9]+\.parquet$"  # what columnar_copy adds to a trace's name
+LINES = "lines"  # the table of every line read, one partition per trace file
+EARLIER_LAYOUT = "steps"  # the table earlier versions kept instead, its lines already projected for the tables
+COPIED = "columnar-copy.parquet"  # a columnar copy's name in its partition
+LINE, LINE_KEPT = "line", 500  # an unparseable line's text, as far as it is kept
 CONCURRENT_WRITERS = 16  # partitions one write task keeps open before Spark falls back to sorting its rows
 
 _DIVERGENCE = StructType([
@@ -50,6 +54,9 @@ _SPARK_KIND = {
     "response": StructType([StructField("type", StringType()), StructField("code", StringType())]),
 }
 TRACE_SCHEMA = StructType([StructField(f.name, _SPARK_KIND[f.kind]) for f in FIELDS])
+# As `lines` stores them; the partition columns are read as text (a file's id can be all digits).
+LINES_SCHEMA = StructType([*TRACE_SCHEMA.fields, StructField("problem", StringType()), StructField(LINE, StringType()),
+                           StructField("source", StringType()), StructField("quarantined", StringType())])
 
 
 @dataclass(frozen=True)
@@ -116,25 +123,32 @@ def read_manifest(spark: SparkSession, tables: str) -> dict[str, TraceFile]:
 
 
 def ingest(spark: SparkSession, traces: list[TraceFile], tables: str) -> list[TraceFile]:
-    """Parse the traces that are new or changed since the last run into `steps` (malformed lines into its
+    """Read the traces that are new or changed since the last run into `lines` (unparseable lines into its
     `quarantined=true` partitions); returns them. Traces read before and unchanged are left as they are."""
+    if files.exists(spark, f"{tables}/{EARLIER_LAYOUT}"):
+        raise ReportError(f"{tables} was written by an earlier version of the reports job (a `{EARLIER_LAYOUT}`"
+                          f" table): remove {tables} to rebuild it from the traces")
     manifest = read_manifest(spark, tables)
     fresh = [t for t in traces if manifest.get(t.path) != t]
     if not fresh:
         return []
     for trace in fresh:  # a file that grew is read again whole
-        files.delete(spark, f"{tables}/steps/source={trace.source}")
-    before = set(_partitions(spark, f"{tables}/steps"))
-    # One writer open per partition a task meets (a file's good and quarantined lines) instead of sorting every
-    # row by its partition first, which cost a third of the parse.
-    spark.conf.set("spark.sql.maxConcurrentOutputFileWriters", str(CONCURRENT_WRITERS))
-    copies = {t.path: copy for t in fresh if files.exists(spark, copy := columnar_copy(t.path, t.length))}
-    lines = [parse(spark, [t.path for t in fresh if t.path not in copies])] if len(copies) < len(fresh) else []
-    if copies:
-        lines.append(parse_columnar(spark, list(copies.values())))
-    (rows_of(functools.reduce(DataFrame.unionByName, lines)).write.mode("append")
-     .partitionBy("source", "quarantined").parquet(f"{tables}/steps"))
-    unexpected = set(_partitions(spark, f"{tables}/steps")) - before - {t.source for t in fresh}
+        files.delete(spark, f"{tables}/{LINES}/source={trace.source}")
+    before = set(_partitions(spark, f"{tables}/{LINES}"))
+    unparsed = []
+    for trace in fresh:
+        copy = columnar_copy(trace.path, trace.length)
+        if files.exists(spark, copy):  # already the columns of `lines`: kept as they are, not decoded
+            files.copy(spark, copy, f"{tables}/{LINES}/source={trace.source}/quarantined=false/{COPIED}")
+        else:
+            unparsed.append(trace.path)
+    if unparsed:
+        # One writer open per partition a task meets (a file's good and unparseable lines) instead of sorting every
+        # row by its partition first, which cost a third of the parse.
+        spark.conf.set("spark.sql.maxConcurrentOutputFileWriters", str(CONCURRENT_WRITERS))
+        (parse(spark, unparsed).write.mode("append").partitionBy("source", "quarantined")
+         .parquet(f"{tables}/{LINES}"))
+    unexpected = set(_partitions(spark, f"{tables}/{LINES}")) - before - {t.source for t in fresh}
     if unexpected:  # a partition no re-read of its file could replace: stop before the manifest counts it
         raise ReportError(f"Spark named a trace file otherwise than its listing (partitions {sorted(unexpected)}):"
                           f" a bug of the reports job")
@@ -152,36 +166,53 @@ def _partitions(spark: SparkSession, where: str) -> list[str]:
 
 
 def parse(spark: SparkSession, paths: list[str]) -> DataFrame:
-    """Every line of `paths` with the schema, its file, its source (the id of its file) and why it is malformed
-    (null when it is not)."""
-    return _judged(spark.read.schema(StructType([*TRACE_SCHEMA.fields, StructField(CORRUPT, StringType())]))
-                   .option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
-                   .json(paths)
-                   .withColumn("file", _same_file_uri(F.col("_metadata.file_path"))))
-
-
-def parse_columnar(spark: SparkSession, copies: list[str]) -> DataFrame:
-    """As `parse`, from the columnar copies of trace files: each row named after the trace file it copies."""
-    trace = F.regexp_replace(F.col("_metadata.file_path"), _COPY_NAME, "")
-    return _judged(spark.read.schema(TRACE_SCHEMA).parquet(*copies)
-                   .withColumn(CORRUPT, F.lit(None).cast(StringType()))
-                   .withColumn("file", _same_file_uri(trace)))
-
-
-def _judged(raw: DataFrame) -> DataFrame:
+    """Every line of `paths` as `lines` stores it: its fields (as the columnar copy holds them), the partition of
+    its file, and, for a malformed line, what is wrong with it and its text (or, if it parsed, its run, case and
+    step), under `quarantined=true`."""
+    raw = (spark.read.schema(StructType([*TRACE_SCHEMA.fields, StructField(CORRUPT, StringType())]))
+           .option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
+           .json(paths))
     missing = [F.when(F.col(name).isNull(), F.lit(name)) for name in REQUIRED]
-    reason = (F.when(F.col(CORRUPT).isNotNull(), F.lit("not a JSON object of the trace schema"))
-              .when(F.concat_ws(", ", *missing) != "", F.concat(F.lit("missing "), F.concat_ws(", ", *missing)))
-              .when(~F.col("verdict").isin(*VERDICTS), F.concat(F.lit("unknown verdict "), F.col("verdict"))))
-    return (raw.withColumn("problem", reason)
-            .withColumn("source", F.substring(F.sha1(F.col("file")), 1, 16)))
+    problem = (F.when(F.col(CORRUPT).isNotNull(), F.lit("not a JSON object of the trace schema"))
+               .when(F.concat_ws(", ", *missing) != "", F.concat(F.lit("missing "), F.concat_ws(", ", *missing)))
+               .when(~F.col("verdict").isin(*VERDICTS), F.concat(F.lit("unknown verdict "), F.col("verdict"))))
+    named = F.coalesce(F.col(CORRUPT), F.to_json(F.struct("run_id", "case", "step")))
+    return (raw.withColumn("problem", problem)
+            .select(*TRACE_SCHEMA.names, "problem",
+                    F.when(F.col("problem").isNotNull(), F.substring(named, 1, LINE_KEPT)).alias(LINE),
+                    F.substring(F.sha1(_same_file_uri(F.col("_metadata.file_path"))), 1, 16).alias("source"),
+                    F.when(F.col("problem").isNotNull(), "true").otherwise("false").alias("quarantined")))
 
 
-def rows_of(lines: DataFrame) -> DataFrame:
-    """The rows of `steps`: every line, a malformed one marked `quarantined` with its problem and text."""
-    bad = F.col("problem").isNotNull()
-    return lines.select(
-        "source", "file", "run_id", "target", F.coalesce("target_version", F.lit("")).alias("target_version"),
+def files_by_source(spark: SparkSession, tables: str) -> DataFrame:
+    """The file of each partition the manifest counts (`source`, `file`)."""
+    return literal_frame(spark, [(t.source, t.uri) for t in read_manifest(spark, tables).values()],
+                         [("source", "string"), ("file", "string")])
+
+
+def literal_frame(spark: SparkSession, rows: list[tuple], columns: list[tuple[str, str]]) -> DataFrame:
+    """A small frame held in its plan as literals: one made from Python rows would start Python workers in every
+    job that reads it."""
+    structs = [F.struct(*[F.lit(value).alias(name) for value, (name, _) in zip(row, columns, strict=True)])
+               for row in rows]
+    kind = "array<struct<" + ",".join(f"{name}:{type_}" for name, type_ in columns) + ">>"
+    return spark.range(1).select(F.inline((F.array(*structs) if structs else F.array()).cast(kind)))
+
+
+def _lines(spark: SparkSession, tables: str, quarantined: bool) -> DataFrame:
+    """The good or the malformed lines of the partitions the manifest counts: one a stopped job left behind is
+    read again, and replaced, next time. A partition filter, so it costs no job."""
+    sources = [t.source for t in read_manifest(spark, tables).values()]
+    return (spark.read.schema(LINES_SCHEMA).parquet(f"{tables}/{LINES}")
+            .where(F.col("source").isin(*sources) & (F.col("quarantined") == str(quarantined).lower())))
+
+
+def steps(spark: SparkSession, tables: str) -> DataFrame:
+    """The good steps of every trace read so far, as the tables read them: each named by its partition (`source`;
+    `files_by_source` names its file). Fields a line's schema version lacks read as their default (a trace older
+    than schema 3 records no decisive step: none count)."""
+    return _lines(spark, tables, quarantined=False).select(
+        "source", "run_id", "target", F.coalesce("target_version", F.lit("")).alias("target_version"),
         "profile", F.coalesce("clock", F.lit("virtual")).alias("clock"),
         F.coalesce("tolerance", F.lit(0.0)).alias("tolerance"), "case", "step",
         F.coalesce("final", F.lit(False)).alias("final"),
@@ -190,33 +221,16 @@ def rows_of(lines: DataFrame) -> DataFrame:
         F.col("response.code").alias("error_code"), "invoke", "complete",
         (F.col("complete") - F.col("invoke")).alias("latency"), "invoke_wall", "verdict",
         F.coalesce("rules", F.array().cast("array<string>")).alias("rules"),
-        # Schema 3 records which rules a step could have caught broken; older traces did not, so none count.
         F.coalesce("decisive", F.array().cast("array<string>")).alias("decisive"),
         # A step behind another's divergence shows its consequences: they are no divergence of their own.
         F.when(F.col("verdict") == "behind", F.array().cast(ArrayType(_DIVERGENCE)))
         .otherwise(F.coalesce("divergences", F.array().cast(ArrayType(_DIVERGENCE)))).alias("divergences"),
-        "views", F.coalesce("returned", F.array().cast("array<string>")).alias("returned"), "reappeared",
-        bad.alias("quarantined"), "problem",
-        F.when(bad, F.substring(F.coalesce(F.col(CORRUPT), F.to_json(F.struct("run_id", "case", "step"))), 1,
-                                500)).alias("line"))
-
-
-def steps(spark: SparkSession, tables: str) -> DataFrame:
-    """The good steps of every trace read so far. Partitions written before `decisive` existed read as deciding
-    nothing (the schemas are merged, so old and new partitions can sit side by side)."""
-    read = spark.read.option("mergeSchema", "true").parquet(f"{tables}/steps")
-    if "decisive" not in read.columns:
-        read = read.withColumn("decisive", F.array().cast("array<string>"))
-    read = read.withColumn("decisive", F.coalesce("decisive", F.array().cast("array<string>")))
-    if "queue" not in read.columns:  # partitions written before the queue was kept
-        read = read.withColumn("queue", F.lit(None).cast("string"))
-    return read.where(~_quarantined()).drop("quarantined", "problem", "line")
+        "views", F.coalesce("returned", F.array().cast("array<string>")).alias("returned"), "reappeared")
 
 
 def quarantine(spark: SparkSession, tables: str) -> DataFrame:
     """The malformed lines of every trace read so far: their file, what is wrong, their text."""
-    return spark.read.parquet(f"{tables}/steps").where(_quarantined()).select("file", "problem", "line")
+    return (_lines(spark, tables, quarantined=True).join(F.broadcast(files_by_source(spark, tables)), "source")
+            .select("file", "problem", LINE))
 
 
-def _quarantined():
-    return F.col("quarantined").cast("boolean")  # a partition column: read back as text

@@ -35,20 +35,21 @@ def build(spark: SparkSession, inputs: list[str], out: str, phases: dict[str, fl
     """The job. With `phases`, the seconds each phase took are added to it (benchmarks/pipeline.py prints them)."""
     timed = _Phases(phases if phases is not None else {})
     store = f"{out}/tables"
-    with timed("find and parse new traces into steps"):
+    with timed("find and read new traces into lines"):
         traces = ingest.find_traces(spark, inputs)
         fresh = ingest.ingest(spark, traces, store)
-    with timed("read the steps table's schema"):
+    with timed("plan the steps from the lines"):
         every_step = ingest.steps(spark, store)
     # Not cached: building the in-memory cache cost more than the Parquet reads it saves (benchmarks/pipeline.py).
     steps = every_step.select(*tables.COLUMNS)
-    derived = {"matrix": tables.matrix(steps), "divergences": tables.divergences(steps),
+    files_by_source = ingest.files_by_source(spark, store)
+    derived = {"matrix": tables.matrix(steps), "divergences": tables.divergences(steps, files_by_source),
                "timing": tables.timing(steps)}
     for name, frame in derived.items():
         with timed(f"table {name}"):
             frame.write.mode("overwrite").parquet(f"{store}/{name}")
     with timed("collect the report's data"):
-        data = _collect(spark, store, steps, every_step)
+        data = _collect(spark, store, steps, every_step, files_by_source)
     report, xml = f"{out}/report.html", f"{out}/junit.xml"
     with timed("render report.html and junit.xml"):
         files.write_text(spark, report, page.render(data))
@@ -73,11 +74,12 @@ def _rows(frame: DataFrame) -> list[dict]:
     return [row.asDict(recursive=True) for row in frame.collect()]
 
 
-def _collect(spark: SparkSession, store: str, steps: DataFrame, every_step: DataFrame) -> page.ReportData:
+def _collect(spark: SparkSession, store: str, steps: DataFrame, every_step: DataFrame,
+             files_by_source: DataFrame) -> page.ReportData:
     divergences = _rows(spark.read.parquet(f"{store}/divergences"))
     quarantine = ingest.quarantine(spark, store)
     counts = steps.agg(F.count(F.lit(1)).alias("steps"), F.countDistinct("run_id").alias("runs"),
-                       F.countDistinct("file").alias("files")).first()
+                       F.countDistinct("source").alias("files")).first()
     return page.ReportData(
         generated=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         files=counts["files"], steps=counts["steps"], runs=counts["runs"],
@@ -86,16 +88,17 @@ def _collect(spark: SparkSession, store: str, steps: DataFrame, every_step: Data
         lateness_bars=_rows(tables.lateness_histogram(steps)), latency_bars=_rows(tables.latency_histogram(steps)),
         quarantined=quarantine.count(),
         quarantine_sample=_rows(quarantine.orderBy("file").limit(QUARANTINE_SAMPLE)),
-        cases=_minimal_cases(spark, every_step, divergences))
+        cases=_minimal_cases(every_step.join(F.broadcast(files_by_source), "source"), divergences))
 
 
-def _minimal_cases(spark: SparkSession, steps: DataFrame, divergences: list[dict]) -> dict[tuple, list[dict]]:
+def _minimal_cases(steps: DataFrame, divergences: list[dict]) -> dict[tuple, list[dict]]:
     """The steps of each divergence's minimal case, for its timeline."""
-    pointers = {(d["minimal_case"]["file"], d["minimal_case"]["run_id"], d["minimal_case"]["case"])
-                for d in divergences}
+    pointers = sorted({(d["minimal_case"]["file"], d["minimal_case"]["run_id"], d["minimal_case"]["case"])
+                       for d in divergences})
     if not pointers:
         return {}
-    wanted = spark.createDataFrame(sorted(pointers), "file string, run_id string, case long")
+    wanted = ingest.literal_frame(steps.sparkSession, pointers, [("file", "string"), ("run_id", "string"),
+                                                                 ("case", "bigint")])
     cases: dict[tuple, list[dict]] = {}
     for row in _rows(steps.join(F.broadcast(wanted), ["file", "run_id", "case"])
                      .select("file", "run_id", "case", "step", "op_type", "queue", "response_type", "error_code",

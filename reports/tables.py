@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 TARGET = ["target", "target_version", "profile"]
 # What the tables below read of `steps`: without the bulky per-step views.
-COLUMNS = ["file", "run_id", "case", "step", "final", "invoke_wall", *TARGET, "clock", "verdict", "rules", "decisive",
+COLUMNS = ["source", "run_id", "case", "step", "final", "invoke_wall", *TARGET, "clock", "verdict", "rules", "decisive",
            "divergences", "latency", "reappeared"]
 PERCENTILES = [0.5, 0.95, 0.99]
 LATENESS_BIN = 0.25  # seconds per bar of the lateness histogram
@@ -43,22 +43,24 @@ def matrix(steps: DataFrame) -> DataFrame:
 
 
 def case_lengths(steps: DataFrame) -> DataFrame:
-    return steps.groupBy("file", "run_id", "case").agg(F.count(F.lit(1)).alias("case_steps"))
+    return steps.groupBy("source", "run_id", "case").agg(F.count(F.lit(1)).alias("case_steps"))
 
 
-def divergences(steps: DataFrame) -> DataFrame:
+def divergences(steps: DataFrame, files: DataFrame) -> DataFrame:
     """One row per distinct divergence (target, version, profile, rule): when it was first and last seen, in
     how many runs, and a pointer to its minimal case: the case that showed it in the fewest steps (the run's
-    trimmed replay, which its finding holds; among equals, Hypothesis' final replay)."""
-    seen = (steps.select(*TARGET, "file", "run_id", "case", "step", "final", "invoke_wall",
+    trimmed replay, which its finding holds; among equals, Hypothesis' final replay). `files` names the file of
+    each `source`."""
+    seen = (steps.select(*TARGET, "source", "run_id", "case", "step", "final", "invoke_wall",
                          F.explode("divergences").alias("d"))
-            .select(*TARGET, "file", "run_id", "case", "step", "final", "invoke_wall",
+            .select(*TARGET, "source", "run_id", "case", "step", "final", "invoke_wall",
                     F.element_at("d.rules", 1).alias("rule"), F.col("d.expected").alias("expected"),
                     F.col("d.observed").alias("observed"))
+            .join(F.broadcast(files), "source")
             .cache())
-    cases = seen.select("file", "run_id", "case").distinct()  # few: only the cases that diverged
-    seen = seen.join(case_lengths(steps.join(F.broadcast(cases), ["file", "run_id", "case"])),
-                     ["file", "run_id", "case"])
+    cases = seen.select("source", "run_id", "case").distinct()  # few: only the cases that diverged
+    seen = seen.join(case_lengths(steps.join(F.broadcast(cases), ["source", "run_id", "case"])),
+                     ["source", "run_id", "case"])
     shortest_first = Window.partitionBy(*TARGET, "rule").orderBy(
         "step", F.col("final").desc(), "case_steps", "invoke_wall", "file", "run_id", "case")
     minimal = (seen.withColumn("rank", F.row_number().over(shortest_first)).where(F.col("rank") == 1)

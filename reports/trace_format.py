@@ -90,7 +90,11 @@ def arrow_schema():
 
 def columnar_row(record: dict) -> dict:
     """A trace record as its columnar copy holds it: what the reports job keeps of each field, no more (an
-    operation's and a response's other fields, and objects' unknown keys, are left to the JSON line)."""
+    operation's and a response's other fields, and objects' unknown keys, are left to the JSON line). A record the
+    reports job would quarantine raises ValueError: a copy holds good lines only, as the job copies it unjudged."""
+    missing = [name for name in REQUIRED if record.get(name) is None]
+    if missing or record["verdict"] not in VERDICTS:
+        raise ValueError(f"a malformed trace record (missing {missing}, verdict {record.get('verdict')!r})")
     return {f.name: _COLUMNAR[f.kind](record[f.name]) if record.get(f.name) is not None else None for f in FIELDS}
 
 

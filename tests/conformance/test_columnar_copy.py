@@ -85,3 +85,16 @@ def test_a_copy_that_cannot_be_finished_does_not_fail_the_run(tmp_path):
     shutil.rmtree(tmp_path / "trace.jsonl.columns")  # e.g. a cleanup removing the folder while the run goes on
     writer.close()
     assert len(trace.read_text().splitlines()) == 1 and not (tmp_path / "trace.jsonl.columns").exists()
+
+
+def test_a_trace_with_a_record_the_reports_job_would_quarantine_keeps_no_copy(tmp_path):
+    """The reports job copies a copy into its tables unjudged: it may hold good lines only."""
+    for name, broken in (("verdict", {"verdict": "maybe"}), ("missing", {"profile": None})):
+        trace = tmp_path / f"{name}.jsonl"
+        records = lines("r1", 3)
+        records[1] = {**records[1], **broken}
+        write(trace, records)
+        assert not list((tmp_path / f"{name}.jsonl.columns").iterdir())
+        assert len(trace.read_text().splitlines()) == 3
+    write(tmp_path / "good.jsonl", lines("r1", 3))
+    assert pq.read_table(copy_of(tmp_path / "good.jsonl")).num_rows == 3
