@@ -68,8 +68,12 @@ class TraceFile:
 
     @property
     def source(self) -> str:
-        """The id of its partition; `parse` computes the same in Spark from the name Spark gives the file."""
-        return hashlib.sha1(self.uri.encode()).hexdigest()[:16]
+        return source_of(self.uri)
+
+
+def source_of(uri: str) -> str:
+    """The id of a file's partition; `parse` computes the same in Spark from the name Spark gives the file."""
+    return hashlib.sha1(uri.encode()).hexdigest()[:16]
 
 
 def find_traces(spark: SparkSession, inputs: list[str]) -> list[TraceFile]:
@@ -187,15 +191,15 @@ def parse(spark: SparkSession, paths: list[str]) -> DataFrame:
 def files_by_source(spark: SparkSession, tables: str) -> DataFrame:
     """The file of each partition the manifest counts (`source`, `file`)."""
     return literal_frame(spark, [(t.source, t.uri) for t in read_manifest(spark, tables).values()],
-                         [("source", "string"), ("file", "string")])
+                         "source string, file string")
 
 
-def literal_frame(spark: SparkSession, rows: list[tuple], columns: list[tuple[str, str]]) -> DataFrame:
-    """A small frame held in its plan as literals: one made from Python rows would start Python workers in every
-    job that reads it."""
-    structs = [F.struct(*[F.lit(value).alias(name) for value, (name, _) in zip(row, columns, strict=True)])
-               for row in rows]
-    kind = "array<struct<" + ",".join(f"{name}:{type_}" for name, type_ in columns) + ">>"
+def literal_frame(spark: SparkSession, rows: list[tuple], schema: str) -> DataFrame:
+    """A small frame held in its plan as literals (`schema` as "name type, …"): one made from Python rows would
+    start Python workers in every job that reads it."""
+    names = [column.split()[0] for column in schema.split(",")]
+    kind = "array<struct<" + ",".join(":".join(column.split()) for column in schema.split(",")) + ">>"
+    structs = [F.struct(*[F.lit(value).alias(name) for value, name in zip(row, names, strict=True)]) for row in rows]
     return spark.range(1).select(F.inline((F.array(*structs) if structs else F.array()).cast(kind)))
 
 

@@ -49,7 +49,7 @@ def build(spark: SparkSession, inputs: list[str], out: str, phases: dict[str, fl
         with timed(f"table {name}"):
             frame.write.mode("overwrite").parquet(f"{store}/{name}")
     with timed("collect the report's data"):
-        data = _collect(spark, store, steps, every_step, files_by_source)
+        data = _collect(spark, store, steps, every_step)
     report, xml = f"{out}/report.html", f"{out}/junit.xml"
     with timed("render report.html and junit.xml"):
         files.write_text(spark, report, page.render(data))
@@ -74,8 +74,7 @@ def _rows(frame: DataFrame) -> list[dict]:
     return [row.asDict(recursive=True) for row in frame.collect()]
 
 
-def _collect(spark: SparkSession, store: str, steps: DataFrame, every_step: DataFrame,
-             files_by_source: DataFrame) -> page.ReportData:
+def _collect(spark: SparkSession, store: str, steps: DataFrame, every_step: DataFrame) -> page.ReportData:
     divergences = _rows(spark.read.parquet(f"{store}/divergences"))
     quarantine = ingest.quarantine(spark, store)
     counts = steps.agg(F.count(F.lit(1)).alias("steps"), F.countDistinct("run_id").alias("runs"),
@@ -88,22 +87,22 @@ def _collect(spark: SparkSession, store: str, steps: DataFrame, every_step: Data
         lateness_bars=_rows(tables.lateness_histogram(steps)), latency_bars=_rows(tables.latency_histogram(steps)),
         quarantined=quarantine.count(),
         quarantine_sample=_rows(quarantine.orderBy("file").limit(QUARANTINE_SAMPLE)),
-        cases=_minimal_cases(every_step.join(F.broadcast(files_by_source), "source"), divergences))
+        cases=_minimal_cases(every_step, divergences))
 
 
 def _minimal_cases(steps: DataFrame, divergences: list[dict]) -> dict[tuple, list[dict]]:
     """The steps of each divergence's minimal case, for its timeline."""
-    pointers = sorted({(d["minimal_case"]["file"], d["minimal_case"]["run_id"], d["minimal_case"]["case"])
-                       for d in divergences})
+    pointers = {(ingest.source_of(d["minimal_case"]["file"]), d["minimal_case"]["run_id"], d["minimal_case"]["case"]):
+                (d["minimal_case"]["file"], d["minimal_case"]["run_id"], d["minimal_case"]["case"])
+                for d in divergences}
     if not pointers:
         return {}
-    wanted = ingest.literal_frame(steps.sparkSession, pointers, [("file", "string"), ("run_id", "string"),
-                                                                 ("case", "bigint")])
+    wanted = ingest.literal_frame(steps.sparkSession, sorted(pointers), "source string, run_id string, case bigint")
     cases: dict[tuple, list[dict]] = {}
-    for row in _rows(steps.join(F.broadcast(wanted), ["file", "run_id", "case"])
-                     .select("file", "run_id", "case", "step", "op_type", "queue", "response_type", "error_code",
+    for row in _rows(steps.join(F.broadcast(wanted), ["source", "run_id", "case"])
+                     .select("source", "run_id", "case", "step", "op_type", "queue", "response_type", "error_code",
                              "invoke", "complete", "views", "returned", "verdict")):
-        cases.setdefault((row["file"], row["run_id"], row["case"]), []).append(row)
+        cases.setdefault(pointers[row["source"], row["run_id"], row["case"]], []).append(row)
     return cases
 
 
