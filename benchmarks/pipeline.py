@@ -2,7 +2,8 @@
 
 For each corpus size, once for traces as `run` writes them (JSON lines and their columnar copy) and once for JSON
 lines only (traces written elsewhere, or appended to since their copy), it prints:
-- end to end: `sqs-conformance report CORPUS --out DIR` as a user runs it, JVM start included; then the same
+- end to end: `sqs-conformance report CORPUS --out DIR` as a user runs it, JVM start included; the same with
+  `--jvm-archive` (its class archive built once before, by a first report on a small corpus); then the same
   command again, when the tables already hold the corpus (what a CI job refreshing the report pays);
 - steady state: the same job in an already started and warmed SparkSession (JSON parsing, the tables, the
   report), events/s, and the time of each of its phases;
@@ -74,10 +75,12 @@ def corpus(folder: Path, events: int, files: int, seed: int = 1, columnar: bool 
             out.close()
 
 
-def end_to_end(folder: Path, out: Path, master: str | None) -> float:
+def end_to_end(folder: Path, out: Path, master: str | None, archive: Path | None = None) -> float:
     command = [sys.executable, "-m", "conformance", "report", str(folder), "--out", str(out)]
     if master:
         command += ["--master", master]
+    if archive:
+        command += ["--jvm-archive", str(archive)]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
@@ -142,6 +145,8 @@ def main() -> None:
         # Steady state means a warm JVM: one small job first, so that class loading and JIT are not timed.
         corpus(work / "warm-up", 1000, 2)
         steady(spark, work / "warm-up", work / "warm-up-out")
+        archive = work / "jvm-archive"  # built once here, as a user's first `report --jvm-archive` builds it
+        end_to_end(work / "warm-up", work / "warm-up-archive", args.master, archive)
         for events in args.events:
             folder, lines_only = work / f"corpus-{events}", work / f"corpus-{events}-json"
             corpus(folder, events, args.files)
@@ -153,6 +158,8 @@ def main() -> None:
                 print(f"  {name}:")
                 e2e = end_to_end(source, work / f"e2e-{events}-{columnar}", args.master)
                 print(f"    end to end (JVM start included): {e2e:6.1f} s", flush=True)
+                shared = end_to_end(source, work / f"e2e-{events}-{columnar}-archive", args.master, archive)
+                print(f"    the same with --jvm-archive:     {shared:6.1f} s  (its archive built before)", flush=True)
                 again = end_to_end(source, work / f"e2e-{events}-{columnar}", args.master)
                 print(f"    the same again, tables kept:     {again:6.1f} s  (nothing new to parse)", flush=True)
                 phases: dict[str, float] = {}

@@ -33,7 +33,7 @@ CORRUPT = "_corrupt_line"
 LINES = "lines"  # the table of every line read, one partition per trace file
 EARLIER_LAYOUT = "steps"  # the table earlier versions kept instead, its lines already projected for the tables
 COPIED = "columnar-copy.parquet"  # a columnar copy's name in its partition
-LINE, LINE_KEPT = "line", 500  # an unparseable line's text, as far as it is kept
+LINE, LINE_KEPT = "line", 500  # a malformed line's text (or its run, case and step), as far as it is kept
 CONCURRENT_WRITERS = 16  # partitions one write task keeps open before Spark falls back to sorting its rows
 
 _DIVERGENCE = StructType([
@@ -127,7 +127,7 @@ def read_manifest(spark: SparkSession, tables: str) -> dict[str, TraceFile]:
 
 
 def ingest(spark: SparkSession, traces: list[TraceFile], tables: str) -> list[TraceFile]:
-    """Read the traces that are new or changed since the last run into `lines` (unparseable lines into its
+    """Read the traces that are new or changed since the last run into `lines` (malformed lines into its
     `quarantined=true` partitions); returns them. Traces read before and unchanged are left as they are."""
     if files.exists(spark, f"{tables}/{EARLIER_LAYOUT}"):
         raise ReportError(f"{tables} was written by an earlier version of the reports job (a `{EARLIER_LAYOUT}`"
@@ -147,7 +147,7 @@ def ingest(spark: SparkSession, traces: list[TraceFile], tables: str) -> list[Tr
         else:
             unparsed.append(trace.path)
     if unparsed:
-        # One writer open per partition a task meets (a file's good and unparseable lines) instead of sorting every
+        # One writer open per partition a task meets (a file's good and malformed lines) instead of sorting every
         # row by its partition first, which cost a third of the parse.
         spark.conf.set("spark.sql.maxConcurrentOutputFileWriters", str(CONCURRENT_WRITERS))
         (parse(spark, unparsed).write.mode("append").partitionBy("source", "quarantined")

@@ -10,6 +10,10 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reports.jvm_archive import JvmArchive
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 SCRATCH = Path(".sqs-conformance") / "spark"
@@ -22,24 +26,34 @@ class ReportError(Exception):
 
 def java_version() -> int:
     """The major version of the `java` Spark would start (JAVA_HOME first, as Spark's launcher does)."""
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', java_banner())
+    if not found:
+        raise ReportError(f"cannot tell the version of {_java()}")
+    major = int(found.group(1))
+    return int(found.group(2)) if major == 1 else major  # "1.8.0" is Java 8
+
+
+def _java() -> str:
     home = os.environ.get("JAVA_HOME")
     java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
     if not java or not Path(java).exists():
         raise ReportError(f"Java is not installed: PySpark 4 needs Java {MIN_JAVA} or newer "
                           f"(Debian: apt-get install openjdk-17-jre-headless)")
+    return java
+
+
+def java_banner() -> str:
+    """What that `java -version` prints."""
+    java = _java()
     try:
-        shown = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+        return subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
     except (OSError, subprocess.TimeoutExpired) as error:
         raise ReportError(f"cannot run {java}: {error}") from None
-    found = re.search(r'version "(\d+)(?:\.(\d+))?', shown)
-    if not found:
-        raise ReportError(f"cannot tell the version of {java}")
-    major = int(found.group(1))
-    return int(found.group(2)) if major == 1 else major  # "1.8.0" is Java 8
 
 
-def session(master: str | None = None):
-    """A SparkSession for the job. Without `master` (and outside spark-submit), a local one on loopback."""
+def session(master: str | None = None, archive: JvmArchive | None = None):
+    """A SparkSession for the job. Without `master` (and outside spark-submit), a local one on loopback. With
+    `archive`, a driver JVM this call starts uses it, or records its classes for it (reports/jvm_archive.py)."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -65,7 +79,8 @@ def session(master: str | None = None):
                # On one machine with few shuffle partitions, re-planning each stage costs more than it saves.
                .config("spark.sql.adaptive.enabled", "false" if master is None else "true")
                .config("spark.local.dir", str(SCRATCH.resolve()))
-               .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG_CONFIG.resolve()}"))
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG_CONFIG.resolve()}"
+                       + (f" {archive.java_options()}" if archive else "")))
     if master is None:
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     try:

@@ -38,15 +38,15 @@ def rows(spark, out, table):
     return [r.asDict(recursive=True) for r in spark.read.parquet(f"{out}/tables/{table}").collect()]
 
 
-def test_a_partition_of_lines_holds_one_trace_file_and_its_unparseable_lines_apart(spark, tmp_path):
+def test_a_partition_of_lines_holds_one_trace_file_and_its_malformed_lines_apart(spark, tmp_path):
     write(tmp_path / "traces" / "a.jsonl", first_run() + ["garbage"])
     write(tmp_path / "traces" / "b.jsonl", first_run()[:2])
     job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
     traces = ingest.find_traces(spark, [str(tmp_path / "traces")])
-    steps = tmp_path / "out" / "tables" / "lines"
-    assert sorted(p.name for p in steps.iterdir() if p.is_dir()) == sorted(f"source={t.source}" for t in traces)
+    lines = tmp_path / "out" / "tables" / "lines"
+    assert sorted(p.name for p in lines.iterdir() if p.is_dir()) == sorted(f"source={t.source}" for t in traces)
     a = next(t for t in traces if t.path.endswith("a.jsonl"))
-    assert sorted(p.name for p in (steps / f"source={a.source}").iterdir() if p.is_dir()) == \
+    assert sorted(p.name for p in (lines / f"source={a.source}").iterdir() if p.is_dir()) == \
         ["quarantined=false", "quarantined=true"]
 
 
