@@ -92,14 +92,14 @@ def _collect(spark: SparkSession, store: str, steps: DataFrame, every_step: Data
 
 def _minimal_cases(steps: DataFrame, divergences: list[dict]) -> dict[tuple, list[dict]]:
     """The steps of each divergence's minimal case, for its timeline."""
-    pointers = {(ingest.source_of(d["minimal_case"]["file"]), d["minimal_case"]["run_id"], d["minimal_case"]["case"]):
-                (d["minimal_case"]["file"], d["minimal_case"]["run_id"], d["minimal_case"]["case"])
-                for d in divergences}
+    wanted = {(d["minimal_case"]["file"], d["minimal_case"]["run_id"], d["minimal_case"]["case"]) for d in divergences}
+    pointers = {(ingest.source_of(file), run_id, case): (file, run_id, case) for file, run_id, case in wanted}
     if not pointers:
         return {}
-    wanted = ingest.literal_frame(steps.sparkSession, sorted(pointers), "source string, run_id string, case bigint")
+    in_partitions = ingest.literal_frame(steps.sparkSession, sorted(pointers),
+                                         "source string, run_id string, case bigint")
     cases: dict[tuple, list[dict]] = {}
-    for row in _rows(steps.join(F.broadcast(wanted), ["source", "run_id", "case"])
+    for row in _rows(steps.join(F.broadcast(in_partitions), ["source", "run_id", "case"])
                      .select("source", "run_id", "case", "step", "op_type", "queue", "response_type", "error_code",
                              "invoke", "complete", "views", "returned", "verdict")):
         cases.setdefault(pointers[row["source"], row["run_id"], row["case"]], []).append(row)

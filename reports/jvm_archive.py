@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 BUILD_TIMEOUT = 600  # seconds; a dump takes about 30 on 2 cores
@@ -24,7 +25,7 @@ class JvmArchive:
     folder: Path
     java: str  # `java -version` as the session's Java prints it: an archive is valid for one Java only
 
-    @property
+    @cached_property
     def key(self) -> str:
         import pyspark
 

@@ -4,6 +4,7 @@ the session spark-submit made is used as it is."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -44,7 +45,11 @@ def _java() -> str:
 
 def java_banner() -> str:
     """What that `java -version` prints."""
-    java = _java()
+    return _banner(_java())
+
+
+@functools.cache  # the version check and the class archive's key both ask; one Java answers once
+def _banner(java: str) -> str:
     try:
         return subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
     except (OSError, subprocess.TimeoutExpired) as error:
