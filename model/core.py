@@ -17,7 +17,7 @@ from model.handles import delete_message
 from model.outcomes import Effects, Enumerated, Expectation, Outcome, Verdict, concrete, union
 from model.profiles import Profile, get_profile
 from model.queue_ops import create_queue, get_attributes, peek, purge, send_message, set_attributes
-from model.settled import NOTHING_HIDDEN, Settled, SurelyHidden
+from model.settled import NOTHING_HIDDEN, NOTHING_SETTLED, Settled, SurelyHidden
 from model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, Timing
 from model.usage import ModelUsageError
 from model.validation import edge_situations, is_int_in
@@ -39,15 +39,22 @@ class ReceiptView:
     ceiling: float | None
 
 
+# Messages from which a FIFO queue's index pays for its upkeep: below, reading every message costs less (the model
+# at a backlog of 10, benchmarks/model_ops.py).
+FIFO_INDEX_FROM = 32
+
+
 class Model:
-    def __init__(self, profile: Profile | str, timing: Timing = EXACT, indexed: bool = True) -> None:
-        """`indexed=False` has every receive look at every message (the reference the index is tested against)."""
+    def __init__(self, profile: Profile | str, timing: Timing = EXACT, indexed: bool = True,
+                 fifo_index_from: int = FIFO_INDEX_FROM) -> None:
+        """`indexed=False` has every receive look at every message (the reference the index is tested against).
+        A FIFO queue is indexed once it holds `fifo_index_from` messages."""
         self.profile = profile if isinstance(profile, Profile) else get_profile(profile)
         self.timing = timing
         self.queues: dict[str, Queue] = {}
         self.messages: dict[str, Message] = {}
         self._settled: dict[str, Settled] | None = {} if indexed else None
-        self._none_settled = Settled("", self.messages, timing.tolerance)  # read-only: where no index is kept
+        self._fifo_index_from = fifo_index_from
         self.handles: dict[str, HandleInfo] = {}
         self._next_message = 0
         self._next_handle = 0
@@ -117,25 +124,29 @@ class Model:
             index.offer(message)
 
     def _indexes(self, queue_names) -> list[Settled]:
-        """The settled-message indexes of these queues, where one is kept (standard queues, when indexed)."""
+        """The settled-message indexes kept of these queues."""
         if self._settled is None:
             return []
-        indexes = []
-        for name in queue_names:
-            if not self.queues[name].fifo:
-                if name not in self._settled:
-                    self._settled[name] = Settled(name, self.messages, self.timing.tolerance)
-                indexes.append(self._settled[name])
-        return indexes
+        return [self._settled[name] for name in queue_names if name in self._settled]
+
+    def _index_of(self, queue: Queue) -> Settled | None:
+        """The queue's index, made from its messages when an operation first reads it and it is worth keeping (the
+        model's commits keep it up to date from then on)."""
+        if self._settled is None:
+            return None
+        index = self._settled.get(queue.name)
+        if index is None and (not queue.fifo or len(queue.message_ids) >= self._fifo_index_from):
+            index = self._settled[queue.name] = Settled(queue.name, self.messages, self.timing.tolerance, queue.fifo)
+            index.rebuild(queue.message_ids)
+        return index
 
     def in_motion(self, queue: Queue, now: float, horizon: float) -> tuple[list[Message], Settled, SurelyHidden]:
         """For an operation at `now` that ends by `horizon`: the messages that may be live in the queue that it must
         look at one by one, in send order; the settled ones and the ones surely hidden throughout
         (model/settled.py), which it reads together."""
-        indexes = self._indexes((queue.name,))
-        if not indexes:
-            return sorted(self.messages_in(queue.name), key=lambda m: m.seq), self._none_settled, NOTHING_HIDDEN
-        index = indexes[0]
+        index = self._index_of(queue)
+        if index is None:
+            return sorted(self.messages_in(queue.name), key=lambda m: m.seq), NOTHING_SETTLED, NOTHING_HIDDEN
         index.advance(now, self.redrive_of(queue.name), queue.message_ids)
         hidden = index.hidden_through(horizon)
         moving = self._live_in(queue.name, index.moving) + [self.messages[message_id] for message_id in hidden.near]

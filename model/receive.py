@@ -7,8 +7,11 @@ The permitted responses are not enumerated (a short poll may return any subset o
 
 from __future__ import annotations
 
+import heapq
 import math
 
+from collections import Counter
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -42,7 +45,7 @@ from model.rules import (
     VIS_NOT_STICKY,
     VIS_RANGE,
 )
-from model.settled import NOTHING_HIDDEN, Settled, SurelyHidden
+from model.settled import NOTHING_HIDDEN, NOTHING_SETTLED, Settled, SurelyHidden
 from model.state import (
     Attempt,
     AttemptRemembered,
@@ -109,6 +112,9 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
 
     # It looks at nothing later than the end of its window or of its longest wait.
     moving, settled, hidden = model.in_motion(queue, now, horizon=max(late, now + max(waits)))
+    at_rest = NOTHING_SETTLED
+    if queue.fifo:  # settled messages come only in their group's order: each group is walked (_apply_group_order)
+        at_rest, settled = settled, NOTHING_SETTLED
     live, in_flight, maybe_in_flight = _live_states(moving, queue.name, now)  # a settled message is not in flight
     surely_hidden_in_flight = hidden.how_many(Hidden.RECEIPT)
     in_flight += surely_hidden_in_flight
@@ -129,7 +135,8 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
     elif not fresh:  # the earlier answer, given at once: a retry does not poll
         at = late = now
     else:
-        releases = _releases(live, model.redrive_of(queue.name), queue.fifo)
+        groups = _fifo_groups(live, at_rest, hidden.near).values() if queue.fifo else [live]
+        releases = _releases(groups, model.redrive_of(queue.name), queue.fifo)
         if settled:
             releases.append(now)  # each settled message is visible by now: the poll answers at once
         at = _evaluation_time(releases, now, max(waits))
@@ -138,7 +145,7 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
         late = at
     return ReceiveExpectation(model, queue, op, at, late, max_messages, visibilities, long_poll,
                               tuple(rules), replay, fresh, quota_reached=maybe_in_flight >= p.inflight_quota, live=live,
-                              settled=settled, hidden=hidden,
+                              settled=settled, at_rest=at_rest, hidden=hidden,
                               over_limit_permitted=over_limit_permitted, invoked=now, wait=min(waits))
 
 
@@ -174,26 +181,48 @@ def _evaluation_time(releases: list[float], now: float, wait: int) -> float:
     return min((t for t in releases if t <= now + wait), default=now + wait)
 
 
-def _releases(live: list[tuple[Message, list[MessageState]]], redrive: Redrive | None, fifo: bool) -> list[float]:
+def _releases(groups: Iterable[Iterable[tuple[Message, list[MessageState]]]], redrive: Redrive | None, fifo: bool
+              ) -> list[float]:
     """When each message may first be returned. A message due for the dead-letter queue is moved, not returned
     (REDRIVE-DLQ); in a FIFO queue only each group's first message may come (FIFO-GROUP-LOCK), and not before
-    every earlier one of its group that is to move has been released and moved: in flight, it holds the group."""
+    every earlier one of its group that is to move has been released and moved: in flight, it holds the group.
+    `groups`: a FIFO queue's groups, each in send order; a standard queue's messages as one."""
     releases = []
-    held: dict[str | None, float] = {}  # per FIFO group: when its messages ahead that are to move are released
-    finished: set[str | None] = set()
-    for message, states in sorted(live, key=lambda entry: entry[0].seq) if fifo else live:  # order: FIFO only
-        group = message.group_id if fifo else None
-        if fifo and group in finished:
-            continue
-        returnable = [s.visible_at for s in states if not _moves_on_receive(redrive, s)]
-        if not returnable:
-            if fifo and states:
-                held[group] = max(held.get(group, -math.inf), min(s.visible_at for s in states))
-            continue
-        releases.append(max(min(returnable), held.get(group, -math.inf)))
-        if fifo:
-            finished.add(group)
+    for members in groups:
+        held = -math.inf  # FIFO: when the group's messages ahead that are to move are released
+        for _, states in members:
+            returnable = [s.visible_at for s in states if not _moves_on_receive(redrive, s)]
+            if not returnable:
+                if fifo and states:
+                    held = max(held, min(s.visible_at for s in states))
+                continue
+            releases.append(max(min(returnable), held))
+            if fifo:
+                break
     return releases
+
+
+def _fifo_groups(live: list[tuple[Message, list[MessageState]]], at_rest: Settled, skip: Container[str]
+                 ) -> dict[str, Iterator[tuple[Message, list[MessageState]]]]:
+    """FIFO: each group's live messages in send order, the ones looked at one by one (`live`, in send order) merged
+    with the group's messages at rest in the index (but `skip`): lazily, as a walk of a group may stop early."""
+    moving: dict[str, list[tuple[Message, list[MessageState]]]] = {}
+    for entry in live:
+        moving.setdefault(entry[0].group_id or "", []).append(entry)
+    groups = list(moving) + [group for group in at_rest.groups_at_rest() if group not in moving]
+    return {group: _in_send_order(moving.get(group, []), at_rest.at_rest(group, skip) if at_rest.has_at_rest(group)
+                                  else None)
+            for group in groups}
+
+
+def _in_send_order(moving: list[tuple[Message, list[MessageState]]],
+                   at_rest: Iterator[tuple[Message, list[MessageState]]] | None
+                   ) -> Iterator[tuple[Message, list[MessageState]]]:
+    if at_rest is None:
+        return iter(moving)
+    if not moving:
+        return at_rest
+    return heapq.merge(moving, at_rest, key=lambda entry: entry[0].seq)
 
 
 def _replay(model: Model, queue: Queue, attempt_id: str, now: float) -> Attempt | None:
@@ -241,7 +270,10 @@ class ReceiveExpectation:
     live: list[tuple[Message, list[MessageState]]] = field(default_factory=list)  # each message's states here
     # The messages surely visible and returnable in their one state (model/settled.py): not in `live`, and read
     # together rather than one by one.
-    settled: Settled = field(default_factory=lambda: Settled("", {}, 0.0))
+    settled: Settled = NOTHING_SETTLED
+    # FIFO: the index of the queue's messages at rest (settled or parked), read group by group in send order up to
+    # where each group stops; those read become candidates, the rest are held back (or surely hidden).
+    at_rest: Settled = NOTHING_SETTLED
     # The messages surely hidden through the receive, in their one state: not in `live` either. Every other
     # message is.
     hidden: SurelyHidden = NOTHING_HIDDEN
@@ -251,6 +283,7 @@ class ReceiveExpectation:
     wait: float = 0.0  # its long-poll wait (the shortest the queue's settings permit)
 
     def __post_init__(self) -> None:
+        self.redrive = self.model.redrive_of(self.queue.name)
         self.prefixes: dict[str, list[list[str]]] = {}  # FIFO: per group, the orders its messages may come in
         self.candidates = self._candidates()
         self.rules = self._exercised_rules()
@@ -258,22 +291,22 @@ class ReceiveExpectation:
     # --- what the queue holds at the time of the receive --------------------------------------------------
 
     def _candidates(self) -> dict[str, _Candidate]:
-        late, tolerance = self.late, self.model.timing.tolerance
-        redrive = self.model.redrive_of(self.queue.name)
-        result: dict[str, _Candidate] = {}
-        for message, states in self.live:
-            candidate = _Candidate(message)
-            for s in states:
-                if not s.may_be_due(late, tolerance):
-                    candidate.hidden.append(s)
-                elif _moves_on_receive(redrive, s):
-                    candidate.due.append(s)
-                else:
-                    candidate.receivable.append(s)
-            result[message.id] = candidate
+        result = {message.id: self._sorted_out(message, states) for message, states in self.live}
         if self.queue.fifo:
             self._apply_group_order(result)
         return result
+
+    def _sorted_out(self, message: Message, states: list[MessageState]) -> _Candidate:
+        """The message with its states here sorted by what this receive may do with them."""
+        candidate = _Candidate(message)
+        for s in states:
+            if not s.may_be_due(self.late, self.model.timing.tolerance):
+                candidate.hidden.append(s)
+            elif _moves_on_receive(self.redrive, s):
+                candidate.due.append(s)
+            else:
+                candidate.receivable.append(s)
+        return candidate
 
     def receivable_ids(self) -> list[str]:
         """The messages this receive may return, in send order."""
@@ -281,47 +314,67 @@ class ReceiveExpectation:
         return [m.id for m in sorted([*moving, *self.settled], key=lambda m: m.seq)]
 
     def _candidate(self, message_id: str) -> _Candidate | None:
-        """The message as this receive finds it, settled, surely hidden or in motion (None: not live in this
-        queue)."""
+        """The message as this receive finds it, in motion (or read in its FIFO group's walk), settled, at rest
+        behind where its FIFO group stops, or surely hidden (None: not live in this queue)."""
+        candidate = self.candidates.get(message_id)
+        if candidate is not None:
+            return candidate
         if message_id in self.settled:
             return self._settled_candidate(self.model.messages[message_id])
+        if message_id in self.at_rest:  # settled, but its group stops before it
+            return _Candidate(self.model.messages[message_id], blocked=[self.at_rest.state(message_id)])
         hidden = self.hidden.state(message_id)
         if hidden is not None:
             return _Candidate(self.model.messages[message_id], hidden=[hidden])
-        return self.candidates.get(message_id)
+        return None
 
     def _settled_candidate(self, message: Message) -> _Candidate:
         return _Candidate(message, receivable=[self.settled.state(message.id)])
 
     def _apply_group_order(self, candidates: dict[str, _Candidate]) -> None:
-        """FIFO: within a group only the visible prefix (up to the first hidden message) is receivable."""
+        """FIFO: within a group only the visible prefix (up to the first hidden message) is receivable. Each group
+        is walked in send order up to where it stops in every way its messages may stand; the messages at rest
+        read on the way join `candidates`, those behind are held back (or surely hidden) and read together."""
         self.blockers: dict[str, tuple[str, ...]] = {}
         self.surely_free: set[str] = set()  # in the visible prefix whatever state the group is in
-        groups: dict[str, list[_Candidate]] = {}
+        self.held_at_rest: list[tuple[str, ...]] = []  # the `why` of each kind of settled message held back unread
+        self.held_groups: set[str] = set()  # groups that hold a visible message back
+        moving: dict[str, list[_Candidate]] = {}
         for candidate in candidates.values():
-            groups.setdefault(candidate.message.group_id or "", []).append(candidate)
-        for group_id, members in groups.items():
-            members.sort(key=lambda c: c.message.seq)
-            # A message that may not be in this queue at all (moved to a dead-letter queue, deleted through a
-            # handle of another world) has that world too: there it neither holds the group nor joins its prefix.
-            options: list[list[MessageState | None]] = [
-                c.receivable + c.due + c.hidden
-                + ([None] if len(c.receivable) + len(c.due) + len(c.hidden) < len(c.message.states) else [])
-                for c in members]
-            allowed: dict[str, set[MessageState]] = {c.message.id: set() for c in members}
-            ended, blocker = self._group_prefixes(members, options, allowed)
+            moving.setdefault(candidate.message.group_id or "", []).append(candidate)
+        for group_id, in_order in _fifo_groups(self.live, self.at_rest, self.hidden.near).items():
+            read: list[_Candidate] = []
+            allowed: dict[str, set[MessageState]] = {}
+            ended, blocker = self._group_prefixes(self._walk(in_order, candidates, read), allowed)
             if blocker is not None:
                 self.blockers[group_id] = blocker
             prefixes = list(dict.fromkeys(prefix for prefix, _ in ended))
             surely = set.intersection(*(set(certain) for _, certain in ended)) if ended else set()
             self.surely_free |= surely
             self.prefixes[group_id] = [list(prefix) for prefix in prefixes]
-            for member in members:
-                member.blocked = [s for s in member.receivable if s not in allowed[member.message.id]]
-                member.receivable = [s for s in member.receivable if s in allowed[member.message.id]]
+            for member in moving.get(group_id, []) + read:
+                member.blocked = [s for s in member.receivable if s not in allowed.get(member.message.id, ())]
+                member.receivable = [s for s in member.receivable if s in allowed.get(member.message.id, ())]
+                if member.blocked:
+                    self.held_groups.add(group_id)
+            settled = self.at_rest.settled_whys(group_id)
+            read_settled = [member.message.states[0].why for member in read if member.message.id in self.at_rest]
+            if settled and settled.total() > len(read_settled):
+                self.held_groups.add(group_id)
+                self.held_at_rest += list(settled - Counter(read_settled))
 
-    def _group_prefixes(self, members: list[_Candidate], options: list[list[MessageState | None]],
-                        allowed: dict[str, set[MessageState]]
+    def _walk(self, in_order: Iterator[tuple[Message, list[MessageState]]], candidates: dict[str, _Candidate],
+              read: list[_Candidate]) -> Iterator[_Candidate]:
+        """A group's candidates in send order; each message at rest becomes one as it is read (into `read` and
+        `candidates`)."""
+        for message, states in in_order:
+            candidate = candidates.get(message.id)
+            if candidate is None:
+                candidate = candidates[message.id] = self._sorted_out(message, states)
+                read.append(candidate)
+            yield candidate
+
+    def _group_prefixes(self, members: Iterable[_Candidate], allowed: dict[str, set[MessageState]]
                         ) -> tuple[list[tuple[tuple[str, ...], frozenset[str]]], tuple[str, ...] | None]:
         """Every way the group's states may combine, member by member, without enumerating their product (which
         grows with every hedged member: a cut-off would leave worlds out, and a message held back in one of them
@@ -329,13 +382,21 @@ class ReceiveExpectation:
         whatever the timing (a message at its exact deadline may still be hidden), in the order of the product
         (the first is every member's first state: the model's own answer); and the rule that holds the rest back
         in the product's last combination where a hidden message stops the group (None where none can). Fills
-        `allowed`: the states in which each member may come."""
+        `allowed`: the states in which each member may come. Reads no member past the one where every way has
+        stopped: those after it are held back in every way."""
         Path = tuple[tuple[str, ...], bool, frozenset[str]]  # prefix, blocked for sure after it, certain part
         Orders = tuple[tuple[int, ...], tuple[int, ...]]  # the first and the last choices of options leading here
         open_paths: dict[Path, Orders] = {((), False, frozenset()): ((), ())}
         ended: dict[tuple[tuple[str, ...], frozenset[str]], tuple[int, ...]] = {}
         last_stop: tuple[tuple[int, ...], tuple[str, ...]] | None = None
-        for member, choices in zip(members, options, strict=True):
+        width = 0
+        for member in members:
+            # A message that may not be in this queue at all (moved to a dead-letter queue, deleted through a
+            # handle of another world) has that world too: there it neither holds the group nor joins its prefix.
+            choices: list[MessageState | None] = [*member.receivable, *member.due, *member.hidden]
+            if len(choices) < len(member.message.states):
+                choices.append(None)
+            width += 1
             following: dict[Path, Orders] = {}
             for (prefix, blocked, certain), (first, last) in open_paths.items():
                 for index, s in enumerate(choices):
@@ -349,7 +410,7 @@ class ReceiveExpectation:
                         # lowered since may leave a later one due first): it may, or the group may go on past it.
                     path = (prefix, blocked, certain)
                     if s is not None and s in member.receivable:
-                        allowed[member.message.id].add(s)
+                        allowed.setdefault(member.message.id, set()).add(s)
                         now_blocked = blocked or not self._surely_visible(s)
                         path = (prefix + (member.message.id,), now_blocked,
                                 certain if now_blocked else certain | {member.message.id})
@@ -360,9 +421,10 @@ class ReceiveExpectation:
                     earliest, latest = following.get(path, (first + (index,), last + (index,)))
                     following[path] = (min(earliest, first + (index,)), max(latest, last + (index,)))
             open_paths = following
+            if not open_paths:
+                break
         for (prefix, _, certain), (first, _) in open_paths.items():
             ended.setdefault((prefix, certain), first)
-        width = len(members)
         ordered = sorted(ended, key=lambda key: ended[key] + (0,) * (width - len(ended[key])))
         return ordered, None if last_stop is None else last_stop[1]
 
@@ -388,10 +450,11 @@ class ReceiveExpectation:
                 rules.append(RCV_AT_LEAST_ONCE)
         if self.queue.fifo:
             rules.append(FIFO_ORDER)
+            for why in self.held_at_rest:  # as blocked candidates
+                rules += list(why)
             # A group's lock (or its visible prefix) shows only where it holds a visible message back.
-            held = {c.message.group_id or "" for c in self.candidates.values() if c.blocked}
             for group_id, blocker in self.blockers.items():
-                if group_id in held:
+                if group_id in self.held_groups:
                     rules += blocker
         if self.replay is not None:
             rules = rules + [FIFO_ATTEMPT_ID] if self.fresh else [FIFO_ATTEMPT_ID]
@@ -629,7 +692,7 @@ class ReceiveExpectation:
         """A message missed where this receive is its maxReceiveCount-th: a queue that moves it to the dead-letter
         queue one receive early gives that very answer, the likelier fault than a deadline that every earlier
         receive kept (local-aws-sqs does so). One that became visible only during the wait names the poll first."""
-        redrive = self.model.redrive_of(self.queue.name)
+        redrive = self.redrive
         if redrive is not None and all(s.receive_count + 1 >= redrive.max_receive_count for s in states):
             return (REDRIVE_DLQ,)
         return ()
@@ -667,6 +730,7 @@ class ReceiveExpectation:
         if not self.queue.fifo:
             return ()
         message = candidate.message
+        # The message where its group's walk stopped is hidden, later and read: messages not read are behind it.
         for other in self.candidates.values():
             if other.message.group_id == message.group_id and other.message.seq > message.seq and other.hidden:
                 return (FIFO_VISIBLE_PREFIX,)
@@ -710,7 +774,7 @@ class ReceiveExpectation:
             shown.append(ReceivedMessage(message.id, message.body, handle, first.receive_count,
                                          millis(first.first_receive_at) if first.first_receive_at is not None
                                          else None))
-        redrive = self.model.redrive_of(self.queue.name)
+        redrive = self.redrive
         for message_id, candidate in self.candidates.items():
             if redrive is None or message_id in returned_ids or not candidate.due:
                 continue

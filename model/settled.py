@@ -12,6 +12,11 @@ and a real clock's window included) sees it as surely hidden: counted not visibl
 returnable, and exercising the rules that set its deadline. Those are read together too (`SurelyHidden`); parked
 messages that may be due within the operation are looked at one by one with the messages in motion.
 
+In a FIFO queue a settled message is returnable only in its group's order, so a receive walks each group in send
+order, and stops where every way its messages may stand has the group held back (model/receive.py). The index
+keeps each group's settled and parked messages (*at rest*) in send order, and how many settled ones of each kind,
+so that the walk reads a group's messages at rest one by one only up to where it stops, and the rest together.
+
 Time only settles messages (a deadline passed stays passed) and unparks them (a hidden one may become due); an
 operation that changes a message unsettles or unparks it. Time going backwards, or a new redrive policy, rebuilds
 the queue's index from its messages.
@@ -22,7 +27,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 
 from sortedcontainers import SortedDict
 
@@ -35,11 +40,11 @@ Entry = tuple[float, int, str, MessageState]
 
 
 class Settled:
-    """The settled and the parked messages of one standard queue (FIFO queues keep every message in motion: group
-    order)."""
+    """The settled and the parked messages of one queue; of a FIFO queue (`grouped`), also by group."""
 
-    def __init__(self, queue: str, messages: dict[str, Message], tolerance: float) -> None:
+    def __init__(self, queue: str, messages: dict[str, Message], tolerance: float, grouped: bool = False) -> None:
         self.queue = queue
+        self._grouped = grouped
         self._messages = messages
         self._tolerance = tolerance
         self._redrive: Redrive | None = None
@@ -57,6 +62,9 @@ class Settled:
         self._parked: dict[str, MessageState] = {}
         self._parked_order: list[Entry] = []
         self._parked_kinds: Counter[tuple[tuple[str, ...], Hidden]] = Counter()
+        # FIFO: per group, its settled and parked messages (seq -> message id), and its settled ones by their `why`.
+        self._at_rest: dict[str, SortedDict] = {}
+        self._settled_whys: dict[str, Counter[tuple[str, ...]]] = {}
 
     # --- kept up to date by the model's commits ---------------------------------------------------------
 
@@ -87,6 +95,9 @@ class Settled:
             self.moving.add(message.id)
             del self._by_seq[message.seq]
             _decrement(self._kinds, (s.why, s.receive_count > 0))
+            if self._grouped:
+                self._leave_rest(message)
+                _decrement(self._settled_whys[_group(message)], s.why)
 
     def advance(self, now: float, redrive: Redrive | None, message_ids: Iterable[str]) -> None:
         """Unpark every message that may be due by `now`, and settle every one whose state is surely visible by
@@ -95,7 +106,7 @@ class Settled:
         went_back = now < self._as_of
         self._as_of = now
         if went_back or redrive != self._redrive:
-            self._rebuild(message_ids)
+            self.rebuild(message_ids)
             self._redrive = redrive
         while self._parked_order and self._parked_order[0][0] <= now:
             entry = heapq.heappop(self._parked_order)
@@ -132,20 +143,44 @@ class Settled:
         self._parked[message_id] = s
         heapq.heappush(self._parked_order, (self._may_be_due_from(s), next(self._offers), message_id, s))
         self._parked_kinds[(s.why, s.hidden)] += 1
+        if self._grouped:
+            self._come_to_rest(self._messages[message_id])
 
     def _unpark(self, message_id: str) -> None:
         s = self._parked.pop(message_id, None)
         if s is not None:
             self.moving.add(message_id)
             _decrement(self._parked_kinds, (s.why, s.hidden))
+            if self._grouped:
+                self._leave_rest(self._messages[message_id])
 
     def _settle(self, message: Message, s: MessageState) -> None:
         self.moving.discard(message.id)
         self._states[message.id] = s
         self._by_seq[message.seq] = message.id
         self._kinds[(s.why, s.receive_count > 0)] += 1
+        if self._grouped:
+            self._come_to_rest(message)
+            whys = self._settled_whys.get(_group(message))
+            if whys is None:
+                whys = self._settled_whys[_group(message)] = Counter()
+            whys[s.why] += 1
 
-    def _rebuild(self, message_ids: Iterable[str]) -> None:
+    def _come_to_rest(self, message: Message) -> None:
+        members = self._at_rest.get(_group(message))
+        if members is None:
+            members = self._at_rest[_group(message)] = SortedDict()
+        members[message.seq] = message.id
+
+    def _leave_rest(self, message: Message) -> None:
+        group = _group(message)
+        members = self._at_rest[group]
+        del members[message.seq]
+        if not members:
+            del self._at_rest[group]
+
+    def rebuild(self, message_ids: Iterable[str]) -> None:
+        """Index the queue's messages afresh: each in motion until time settles or parks it."""
         self._states.clear()
         self._by_seq.clear()
         self._kinds.clear()
@@ -153,6 +188,8 @@ class Settled:
         self._parked.clear()
         self._parked_order = []
         self._parked_kinds.clear()
+        self._at_rest.clear()
+        self._settled_whys.clear()
         self.moving = set(message_ids)
         for message_id in list(self.moving):  # offers park some
             self.offer(self._messages[message_id])
@@ -183,6 +220,26 @@ class Settled:
     @property
     def any_received_before(self) -> bool:
         return any(received for _, received in self._kinds)
+
+    def groups_at_rest(self) -> list[str]:
+        """FIFO: the groups with a message at rest."""
+        return list(self._at_rest)
+
+    def has_at_rest(self, group: str) -> bool:
+        return group in self._at_rest
+
+    def at_rest(self, group: str, skip: Container[str]) -> Iterator[tuple[Message, list[MessageState]]]:
+        """FIFO: the group's messages at rest but those in `skip` (parked, but looked at one by one), each with its
+        one state, in send order: lazily, as a walk of the group may stop early."""
+        messages = self._messages
+        for message_id in self._at_rest.get(group, {}).values():
+            if message_id not in skip:
+                message = messages[message_id]
+                yield message, list(message.states)  # its one state, settled or parked
+
+    def settled_whys(self, group: str) -> Counter[tuple[str, ...]] | None:
+        """FIFO: how many of the group's settled messages have each `why` (the rules that set their deadlines)."""
+        return self._settled_whys.get(group)
 
     def hidden_through(self, horizon: float) -> SurelyHidden:
         """The parked messages as an operation that ends by `horizon` sees them: those that may be due by then are
@@ -229,6 +286,11 @@ class SurelyHidden:
 
 
 NOTHING_HIDDEN = SurelyHidden({}, {}, Counter())
+NOTHING_SETTLED = Settled("", {}, 0.0)  # read only: where no index is kept, or none read as returnable
+
+
+def _group(message: Message) -> str:
+    return message.group_id or ""
 
 
 def _decrement(counter: Counter, key) -> None:

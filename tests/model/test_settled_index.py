@@ -5,8 +5,9 @@ Two checkers, one with the index and one that looks at every message (`Model(ind
 operations and the same answers: the model's own, and answers a queue could give wrongly or rightly (a sample of
 the messages, another order, a wrong count, a message still in flight, no answer at all), on exact and windowed
 clocks, with redrive policies set and changed, an in-flight quota a few receives reach, time stepping to just
-before a deadline and going back now and then. Every verdict, every attribute read's bounds, every outcome and
-every message's states must be the same.
+before a deadline and going back now and then; on a standard queue and on a FIFO queue (a few groups, a queue
+delay, retried attempt ids), whose receives walk each group only up to where it stops. Every verdict, every
+attribute read's bounds, every outcome and every message's states must be the same.
 """
 
 from __future__ import annotations
@@ -27,15 +28,14 @@ from model.values import (
 
 QUEUES = st.sampled_from(["q", "q", "q", "dlq"])
 TIMEOUTS = st.sampled_from([0, 1, 5, 30, 60, 43200, 43201])
-ANSWERS = st.sampled_from(["as is"] * 6 + ["untimed", "some", "reversed", "miscounted", "none", "late", "unknown",
-                                          "in flight too"])
-SEND = st.tuples(st.just("send"), st.sampled_from([None, 0, 3]))
-RECEIVE = st.tuples(st.just("receive"), QUEUES, st.integers(1, 10), st.sampled_from([None, 0, 2, 30]),
-                    st.sampled_from([0, 2]))
+ANSWERS = ["as is"] * 6 + ["untimed", "some", "reversed", "miscounted", "none", "late", "unknown", "in flight too",
+                          "held back too"]
 OPERATIONS = {
-    "send": st.tuples(st.just("send"), st.sampled_from([None, 0, 3])),
+    # A delay (standard queues) and a group (FIFO queues).
+    "send": st.tuples(st.just("send"), st.sampled_from([None, 0, 3]), st.sampled_from(["a", "a", "b", "c"])),
+    # And an attempt id (FIFO queues).
     "receive": st.tuples(st.just("receive"), QUEUES, st.integers(1, 10), st.sampled_from([None, 0, 2, 30]),
-                         st.sampled_from([0, 2])),
+                         st.sampled_from([0, 2]), st.sampled_from([None, None, "try-1"])),
     "change": st.tuples(st.just("change"), st.integers(0, 5), TIMEOUTS),
     "delete": st.tuples(st.just("delete"), st.integers(0, 5)),
     "advance": st.tuples(st.just("advance"), st.sampled_from([0.001, 0.5, 1, 2, 29.999, 30, 31, 3600])),
@@ -45,28 +45,40 @@ OPERATIONS = {
     "approach": st.tuples(st.just("approach"), st.sampled_from([0.0, 0.001, 0.5, 1.0])),
     "redrive": st.tuples(st.just("redrive"), st.integers(1, 3)),
     "set_visibility": st.tuples(st.just("set_visibility"), TIMEOUTS),
+    "set_delay": st.tuples(st.just("set_delay"), st.sampled_from([0, 3])),
     "attributes": st.tuples(st.just("attributes"), QUEUES),
     "purge": st.tuples(st.just("purge")),
 }
 # Receives are what the index serves: a third of the steps.
 KINDS = ["receive"] * 5 + ["send"] * 3 + ["advance"] * 2 + ["change", "delete", "rewind", "redrive", "set_visibility",
-                                                             "attributes", "purge", "approach"]
-STEPS = st.lists(st.tuples(st.sampled_from(KINDS).flatmap(OPERATIONS.__getitem__), ANSWERS), min_size=15, max_size=60)
+                                                             "set_delay", "attributes", "purge", "approach"]
+
+
+def _steps(kinds: list[str], answers: list[str]):
+    operation = st.sampled_from(kinds).flatmap(OPERATIONS.__getitem__)
+    return st.lists(st.tuples(operation, st.sampled_from(answers)), min_size=15, max_size=60)
+
+
+STEPS = _steps(KINDS, ANSWERS)
+# A FIFO group holds messages behind the first one hidden (where the walk stops) once sends follow receives: more of
+# them, and more answers with a message held back.
+FIFO_STEPS = _steps(KINDS + ["send"] * 4, ANSWERS + ["held back too"] * 4)
 
 
 class Pair:
     """One model with the index and one without, judging the same answers."""
 
-    def __init__(self, profile: Profile, timing: Timing, latency: float) -> None:
+    def __init__(self, profile: Profile, timing: Timing, latency: float, fifo_index_from: int) -> None:
         self.timing = timing
-        self.fast = Model(profile, timing)
+        self.fast = Model(profile, timing, fifo_index_from=fifo_index_from)
         self.plain = Model(profile, timing, indexed=False)
         self.latency = latency if timing.windowed else 0.0
         self.now = 0.0
         self.answer = "as is"
         self.handles: list[str] = []
+        self.fifo = profile.fifo
         for name in ("dlq", "q"):
-            self.run(CreateQueue(name, {}))
+            self.run(CreateQueue(name, {"FifoQueue": "true", "ContentBasedDeduplication": "true"} if self.fifo else {}))
 
     def run(self, op) -> None:
         observed, answered_at = self._answer_to(op)
@@ -85,13 +97,14 @@ class Pair:
         """What a queue answers, and when: the model's own answer (from a copy), or one changed as `self.answer`
         says ("late": at the end of a long poll's wait; "untimed": when is not told)."""
         scout = copy.deepcopy(self.plain)
-        outcome = scout.expect(op, self.now).canonical()
+        expectation = scout.expect(op, self.now)
+        outcome = expectation.canonical()
         answered_at = None if self.answer == "untimed" else outcome.at
         if self.answer == "late" and isinstance(op, ReceiveMessage) and op.wait_time_seconds:
             answered_at = self.now + op.wait_time_seconds
-        return self._changed(outcome.response, op), answered_at
+        return self._changed(outcome.response, op, expectation), answered_at
 
-    def _changed(self, own, op):
+    def _changed(self, own, op, expectation):
         if self.answer == "unknown":
             return Unknown("dropped")
         if isinstance(own, SendOk):
@@ -110,6 +123,9 @@ class Pair:
                 flying = [r.message_id for r in self.plain.receipts(op.queue, self.now)]
                 message = self.plain.messages[flying[0]] if flying else None
                 fresh += [ReceivedMessage(message.id, message.body, None)] if message else []
+            elif self.answer == "held back too":  # and the last message a FIFO group holds back, wrongly
+                held = [c.message for c in expectation.candidates.values() if c.blocked and not c.receivable][-1:]
+                fresh += [ReceivedMessage(m.id, m.body, None) for m in held]
             elif self.answer == "late":  # and without the first receive's time, which would differ
                 fresh = [dataclasses.replace(m, first_receive_ms=None) for m in fresh]
             return ReceiveOk(tuple(fresh))
@@ -125,11 +141,13 @@ class Pair:
     def apply(self, step) -> None:
         kind, *args = step
         if kind == "send":
-            self.run(SendMessage("q", f"body-{len(self.plain.messages)}", delay_seconds=args[0]))
+            delay, group = args
+            body = f"body-{len(self.plain.messages)}"
+            self.run(SendMessage("q", body, group_id=group) if self.fifo else SendMessage("q", body, delay))
         elif kind == "receive":
-            queue, max_messages, timeout, wait = args
+            queue, max_messages, timeout, wait, attempt = args
             self.run(ReceiveMessage(queue, max_messages=max_messages, visibility_timeout=timeout,
-                                    wait_time_seconds=wait))
+                                    wait_time_seconds=wait, attempt_id=attempt if self.fifo else None))
         elif kind == "change":
             self.run(ChangeMessageVisibility("q", self.handle(args[0]), args[1]))
         elif kind == "delete":
@@ -147,6 +165,8 @@ class Pair:
                                                                  "maxReceiveCount": args[0]}}))
         elif kind == "set_visibility":
             self.run(SetQueueAttributes("q", {"VisibilityTimeout": args[0]}))
+        elif kind == "set_delay":
+            self.run(SetQueueAttributes("q", {"DelaySeconds": args[0]}))
         elif kind == "attributes":
             self.run(GetQueueAttributes(args[0]))
         elif kind == "purge":
@@ -164,10 +184,12 @@ def _states(model: Model) -> dict:
     return {message_id: message.states for message_id, message in model.messages.items()}
 
 
-def _drive(timing: Timing, steps, quota: int | None, latency: float = 0.0) -> None:
-    """On sqs-standard, with its in-flight quota or one a handful of receives reach."""
-    profile = get_profile("sqs-standard")
-    pair = Pair(profile if quota is None else dataclasses.replace(profile, inflight_quota=quota), timing, latency)
+def _drive(timing: Timing, steps, quota: int | None, latency: float = 0.0, profile_name: str = "sqs-standard",
+           fifo_index_from: int = 0) -> None:
+    """With the profile's in-flight quota or one a handful of receives reach."""
+    profile = get_profile(profile_name)
+    pair = Pair(profile if quota is None else dataclasses.replace(profile, inflight_quota=quota), timing, latency,
+                fifo_index_from)
     for step, answer in steps:
         pair.answer = answer
         pair.apply(step)
@@ -189,3 +211,20 @@ def test_the_index_decides_as_a_full_look_on_an_exact_clock(steps, quota):
 @given(STEPS, QUOTAS, st.sampled_from([0.0, 0.5]), st.sampled_from([0.02, 0.3]))
 def test_the_index_decides_as_a_full_look_on_a_real_clock(steps, quota, tolerance, latency):
     _drive(Timing(windowed=True, tolerance=tolerance), steps, quota, latency)
+
+
+# Indexed from the start, or from its fourth message on (the index made mid-run from the queue's messages).
+FIFO_INDEX_FROM = st.sampled_from([0, 0, 4])
+
+
+@SETTINGS
+@given(FIFO_STEPS, QUOTAS, FIFO_INDEX_FROM)
+def test_the_fifo_group_walk_decides_as_a_full_look_on_an_exact_clock(steps, quota, index_from):
+    _drive(Timing(), steps, quota, profile_name="sqs-fifo", fifo_index_from=index_from)
+
+
+@SETTINGS
+@given(FIFO_STEPS, QUOTAS, st.sampled_from([0.0, 0.5]), st.sampled_from([0.02, 0.3]), FIFO_INDEX_FROM)
+def test_the_fifo_group_walk_decides_as_a_full_look_on_a_real_clock(steps, quota, tolerance, latency, index_from):
+    _drive(Timing(windowed=True, tolerance=tolerance), steps, quota, latency, profile_name="sqs-fifo",
+           fifo_index_from=index_from)
