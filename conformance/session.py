@@ -63,7 +63,8 @@ class Step:
     @property
     def leads_astray(self) -> bool:
         """This step diverged on an operation that can change a queue, or got no answer where the model permits
-        only a refusal: from here the target's state may be its own. (An unknown answer keeps every effect the
+        only a refusal (of the operation or of one of a batch's entries): from here the target's state may be its
+        own. (An unknown answer keeps every effect the
         model permits, applied or not; but a target that accepts what the model refuses, such as an attribute
         value out of range, would do so unseen.)"""
         astray = bool(self.verdict.divergences) or self.verdict.unseen

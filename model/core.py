@@ -14,7 +14,7 @@ from typing import Any
 from model import errors
 from model.batches import change_batch, delete_batch
 from model.handles import delete_message
-from model.outcomes import Effects, Enumerated, Expectation, Outcome, Verdict, concrete, union
+from model.outcomes import BatchExpectation, Effects, Enumerated, Expectation, Outcome, Verdict, concrete, union
 from model.profiles import Profile, get_profile
 from model.queue_ops import create_queue, get_attributes, peek, purge, send_message, set_attributes
 from model.settled import NOTHING_HIDDEN, NOTHING_SETTLED, Settled, SurelyHidden
@@ -241,9 +241,16 @@ def _unknown_verdict(model: Model, expectation: Expectation, observed: Unknown) 
         return Verdict(Outcome(observed, ()), consistent=False)
     states = {message_id: union(model.messages[message_id].states, after)
               for message_id, after in possible.states.items()}
-    refusals_only = isinstance(expectation, Enumerated) and all(isinstance(o.response, ErrorSpec)
-                                                                for o in expectation.outcomes)
-    return Verdict(Outcome(observed, (), Effects(states, handles=dict(possible.handles))), unseen=refusals_only)
+    return Verdict(Outcome(observed, (), Effects(states, handles=dict(possible.handles))),
+                   unseen=_must_refuse(expectation))
+
+
+def _must_refuse(expectation: Expectation) -> bool:
+    """The model permits only a refusal of the operation, or of one of a batch's entries: a target that accepts it
+    instead would do so unseen where the answer is lost."""
+    if isinstance(expectation, BatchExpectation):
+        return any(_must_refuse(entry) for _, entry in expectation.entries)
+    return isinstance(expectation, Enumerated) and all(isinstance(o.response, ErrorSpec) for o in expectation.outcomes)
 
 
 _HANDLERS: dict[type, Callable[[Model, Any, float, float], Expectation]] = {

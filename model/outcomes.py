@@ -104,8 +104,9 @@ class Verdict:
     # The other outcomes the model permitted, that this answer did not match: a rule whose breaking could give one
     # of them is not decided by this step (see `decisive`).
     others: tuple[Outcome, ...] = ()
-    # No answer came to an operation the model permits only to refuse: a target that applied it anyway (a bug no
-    # answer showed) changed its state where the model cannot see. Later steps may show consequences of that.
+    # No answer came to an operation the model permits only to refuse (or a batch with such an entry): a target
+    # that applied it anyway (a bug no answer showed) changed its state where the model cannot see. Later steps may
+    # show consequences of that.
     unseen: bool = False
 
     @property

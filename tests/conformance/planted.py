@@ -127,3 +127,21 @@ class DelayOutOfRangeAccepted(ModelTarget):
         if self.lose_answers_to is not None and isinstance(op, self.lose_answers_to):
             return Unknown("ConnectionClosedError: planted")
         return response
+
+
+class NegativeTimeoutAccepted(ModelTarget):
+    """A batch entry's negative VisibilityTimeout is taken for 0 (the message visible at once) rather than refused;
+    answers to `lose_answers_to` are lost."""
+
+    def __init__(self, *args, lose_answers_to: type | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lose_answers_to = lose_answers_to
+
+    def execute(self, op: Operation) -> Response:
+        if isinstance(op, ChangeMessageVisibilityBatch):
+            op = replace(op, entries=tuple(replace(e, visibility_timeout=max(e.visibility_timeout, 0))
+                                           for e in op.entries))
+        response = super().execute(op)
+        if self.lose_answers_to is not None and isinstance(op, self.lose_answers_to):
+            return Unknown("ConnectionClosedError: planted")
+        return response

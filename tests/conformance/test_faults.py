@@ -43,6 +43,25 @@ def test_what_follows_a_lost_answer_to_a_change_reports_nothing_and_decides_noth
     assert [d.rule for d, _ in shown] == ["DELAY-HIDES"]
 
 
+def test_what_follows_a_lost_answer_to_a_batch_with_an_entry_the_model_refuses_reports_nothing():
+    """The same where only one entry of a batch must be refused: a target that applies it (a negative timeout taken
+    for 0) does so unseen when the answer is lost, and the next attribute read, which shows the message visible,
+    reports nothing; heard, the batch's answer itself is the divergence."""
+    from conformance.witness_replay import Replayed, replay_case
+    from model.values import ChangeEntry, ChangeMessageVisibilityBatch, GetQueueAttributes
+    from tests.conformance.planted import NegativeTimeoutAccepted
+
+    case = [(0.0, CreateQueue("q", {})), (0.0, SendMessage("q", "m1")), (0.0, ReceiveMessage("q")),
+            (1.0, ChangeMessageVisibilityBatch("q", (ChangeEntry("e0", "rh-1", -1),))), (0.0, GetQueueAttributes("q"))]
+    lost = NegativeTimeoutAccepted("sqs-standard", lose_answers_to=ChangeMessageVisibilityBatch)
+    shown, steps = replay_case(lost, "sqs-standard", case, Replayed(), "t", None, 1, frozenset())
+    assert isinstance(steps[3].response, Unknown) and steps[4].behind and shown == []
+    assert steps[4].verdict.divergences  # the read does diverge: it is only not reported
+    heard = NegativeTimeoutAccepted("sqs-standard")
+    shown, _ = replay_case(heard, "sqs-standard", case, Replayed(), "t", None, 1, frozenset())
+    assert [d.rule for d, _ in shown] == ["VIS-RANGE"]
+
+
 # --- a conforming queue behind a simulated network that loses answers -------------------------------------------
 
 from conformance.witness_catalogue import load as load_witnesses, profiles_and_paces  # noqa: E402
