@@ -43,13 +43,19 @@ def build(spark: SparkSession, inputs: list[str], out: str, phases: dict[str, fl
     # Not cached: building the in-memory cache cost more than the Parquet reads it saves (benchmarks/pipeline.py).
     steps = every_step.select(*tables.COLUMNS)
     files_by_source = ingest.files_by_source(spark, store)
+    # A few rows each, read again by the report (histograms, counts) after the timing table is written from them.
+    latency, lateness = tables.latency_summary(steps).cache(), tables.lateness_summary(steps).cache()
     derived = {"matrix": tables.matrix(steps), "divergences": tables.divergences(steps, files_by_source),
-               "timing": tables.timing(steps)}
-    for name, frame in derived.items():
-        with timed(f"table {name}"):
-            frame.write.mode("overwrite").parquet(f"{store}/{name}")
-    with timed("collect the report's data"):
-        data = _collect(spark, store, steps, every_step)
+               "timing": tables.timing(latency, lateness)}
+    try:
+        for name, frame in derived.items():
+            with timed(f"table {name}"):
+                frame.write.mode("overwrite").parquet(f"{store}/{name}")
+        with timed("collect the report's data"):
+            data = _collect(spark, store, _rows(latency), _rows(lateness), every_step)
+    finally:
+        latency.unpersist()
+        lateness.unpersist()
     report, xml = f"{out}/report.html", f"{out}/junit.xml"
     with timed("render report.html and junit.xml"):
         files.write_text(spark, report, page.render(data))
@@ -74,17 +80,17 @@ def _rows(frame: DataFrame) -> list[dict]:
     return [row.asDict(recursive=True) for row in frame.collect()]
 
 
-def _collect(spark: SparkSession, store: str, steps: DataFrame, every_step: DataFrame) -> page.ReportData:
+def _collect(spark: SparkSession, store: str, latency: list[dict], lateness: list[dict], every_step: DataFrame
+             ) -> page.ReportData:
     divergences = _rows(spark.read.parquet(f"{store}/divergences"))
     quarantine = ingest.quarantine(spark, store)
-    counts = steps.agg(F.count(F.lit(1)).alias("steps"), F.countDistinct("run_id").alias("runs"),
-                       F.countDistinct("source").alias("files")).first()
     return page.ReportData(
         generated=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        files=counts["files"], steps=counts["steps"], runs=counts["runs"],
+        files=len({source for s in latency for source in s["sources"]}), steps=sum(s["steps"] for s in latency),
+        runs=len({run_id for s in latency for run_id in s["run_ids"]}),
         matrix=_rows(spark.read.parquet(f"{store}/matrix")), divergences=divergences,
         timing=_rows(spark.read.parquet(f"{store}/timing")),
-        lateness_bars=_rows(tables.lateness_histogram(steps)), latency_bars=_rows(tables.latency_histogram(steps)),
+        lateness_bars=tables.bars(lateness, "lateness_bars"), latency_bars=tables.bars(latency, "latency_bars"),
         quarantined=quarantine.count(),
         quarantine_sample=_rows(quarantine.orderBy("file").limit(QUARANTINE_SAMPLE)),
         cases=_minimal_cases(every_step, divergences))

@@ -1,4 +1,5 @@
-"""The report's tables, derived from `steps` (all of it, every run): `matrix`, `divergences`, `timing`.
+"""The report's tables, derived from `steps` (all of it, every run): `matrix`, `divergences`, `timing`; and what the
+report reads beside them (the histograms, how many steps, runs and files), aggregated with `timing`.
 
 A divergence is counted against its first rule, the most specific one, as the runner reports it.
 """
@@ -15,6 +16,8 @@ COLUMNS = ["source", "run_id", "case", "step", "final", "invoke_wall", *TARGET, 
 PERCENTILES = [0.5, 0.95, 0.99]
 LATENESS_BIN = 0.25  # seconds per bar of the lateness histogram
 LATENESS_LAST_BIN = 20  # later than 5 s all goes in the last bar
+LATENCY_LAST_BIN = 24  # latency bars are powers of two of a millisecond: from 2^23 ms (2.3 hours) on, the last bar
+CLOCK = ["target", "target_version", "clock"]
 
 
 def _diverging_rules(column: str = "divergences"):
@@ -74,34 +77,48 @@ def divergences(steps: DataFrame, files: DataFrame) -> DataFrame:
     return totals.join(minimal, [*TARGET, "rule"])
 
 
-def timing(steps: DataFrame) -> DataFrame:
-    """Per target and clock: operation latency and how late in-flight messages came back after their deadline
-    (an upper bound: measured to the start of the receive that returned them), as p50/p95/p99 in seconds."""
-    key = ["target", "target_version", "clock"]
-    latency = steps.groupBy(*key).agg(
+def latency_summary(steps: DataFrame) -> DataFrame:
+    """Per target and clock, in one pass: the steps, their latency's p50/p95/p99 in seconds, how many fell in each
+    bar of powers of two of a millisecond (`latency_bars`, an array from bar 0), and the runs and files (as sets:
+    a report counts them across clocks)."""
+    bar = F.least(F.greatest(F.ceil(F.log2(F.greatest(F.col("latency") * 1000, F.lit(1.0)))), F.lit(0)),
+                  F.lit(LATENCY_LAST_BIN))
+    return steps.groupBy(*CLOCK).agg(
         F.count(F.lit(1)).alias("steps"),
-        F.percentile_approx("latency", PERCENTILES).alias("latency"))
-    lateness = (steps.select(*key, F.explode("reappeared.lateness").alias("lateness"))
-                .groupBy(*key).agg(F.count(F.lit(1)).alias("reappearances"),
-                                   F.percentile_approx("lateness", PERCENTILES).alias("lateness")))
-    return (latency.join(lateness, key, "left")
-            .select(*key, "steps",
+        F.percentile_approx("latency", PERCENTILES).alias("latency"),
+        _bar_counts(bar, LATENCY_LAST_BIN).alias("latency_bars"),
+        F.collect_set("run_id").alias("run_ids"),
+        F.collect_set("source").alias("sources"))
+
+
+def lateness_summary(steps: DataFrame) -> DataFrame:
+    """Per target and clock, in one pass: how many in-flight messages came back after their deadline, how late
+    (an upper bound: measured to the start of the receive that returned them) as p50/p95/p99 in seconds, and how
+    many fell in each bar of LATENESS_BIN seconds (`lateness_bars`; the last takes the rest)."""
+    lateness = steps.select(*CLOCK, F.explode("reappeared.lateness").alias("lateness"))
+    bar = F.least(F.floor(F.greatest("lateness", F.lit(0.0)) / LATENESS_BIN), F.lit(LATENESS_LAST_BIN))
+    return lateness.groupBy(*CLOCK).agg(
+        F.count(F.lit(1)).alias("reappearances"),
+        F.percentile_approx("lateness", PERCENTILES).alias("lateness"),
+        _bar_counts(bar, LATENESS_LAST_BIN).alias("lateness_bars"))
+
+
+def _bar_counts(bar, last: int):
+    """How many rows fall in each bar from 0 to `last`, as an array: counted in the group's own aggregation."""
+    return F.array(*[F.count(F.when(bar == i, True)) for i in range(last + 1)])
+
+
+def timing(latency: DataFrame, lateness: DataFrame) -> DataFrame:
+    """Per target and clock (`latency_summary`, `lateness_summary`): operation latency and how late in-flight
+    messages came back after their deadline, as p50/p95/p99 in seconds."""
+    return (latency.join(lateness, CLOCK, "left")
+            .select(*CLOCK, "steps",
                     *[F.col("latency")[i].alias(f"latency_p{int(p * 100)}") for i, p in enumerate(PERCENTILES)],
                     F.coalesce("reappearances", F.lit(0)).alias("reappearances"),
                     *[F.col("lateness")[i].alias(f"lateness_p{int(p * 100)}") for i, p in enumerate(PERCENTILES)]))
 
 
-def lateness_histogram(steps: DataFrame) -> DataFrame:
-    """Per target and clock, reappearances counted in bars of LATENESS_BIN seconds (the last takes the rest)."""
-    return (steps.select("target", "target_version", "clock", F.explode("reappeared.lateness").alias("lateness"))
-            .withColumn("bar", F.least(F.floor(F.greatest("lateness", F.lit(0.0)) / LATENESS_BIN),
-                                       F.lit(LATENESS_LAST_BIN)).cast("int"))
-            .groupBy("target", "target_version", "clock", "bar").count())
-
-
-def latency_histogram(steps: DataFrame) -> DataFrame:
-    """Per target and clock, operations counted by latency in powers of two of a millisecond."""
-    return (steps.select("target", "target_version", "clock",
-                         F.greatest(F.ceil(F.log2(F.greatest(F.col("latency") * 1000, F.lit(1.0)))), F.lit(0))
-                         .cast("int").alias("bar"))
-            .groupBy("target", "target_version", "clock", "bar").count())
+def bars(summaries: list[dict], column: str) -> list[dict]:
+    """The histogram rows (target, version, clock, bar, count) of the summaries' `column`, bars with none left out."""
+    return [{**{k: s[k] for k in CLOCK}, "bar": bar, "count": count}
+            for s in summaries for bar, count in enumerate(s[column] or []) if count]

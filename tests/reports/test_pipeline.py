@@ -6,7 +6,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from reports import ingest, job, pictures
+from reports import ingest, job, pictures, tables
 from tests.reports.conftest import step
 
 pytestmark = pytest.mark.xdist_group("spark")
@@ -187,6 +187,27 @@ def test_the_html_report_shows_the_matrix_rules_timelines_and_timing(spark, tmp_
     assert failed.get("name") == "VIS-TERMINATE"
     exercised = {c.get("name") for c in suite if c.find("skipped") is None}
     assert exercised == {"VIS-DEFAULT", "VIS-TERMINATE", "RCV-HIDE", "RCV-REAPPEAR"}
+
+
+def test_the_histograms_count_each_latency_and_lateness_in_its_bar_and_the_page_counts_runs_and_files(spark, tmp_path):
+    write(tmp_path / "traces" / "a.jsonl", [
+        step("r1", 1, 0, latency=0.0004),  # under a millisecond: bar 0
+        step("r1", 1, 1, latency=0.003), step("r1", 1, 2, latency=0.003),  # ≤ 4 ms: bar 2
+        step("r1", 1, 3, latency=1e5, reappeared=[0.1, 0.3, 7.0]),  # beyond the last latency bar; late 0, 1, 20
+    ])
+    write(tmp_path / "traces" / "b.jsonl", [step("r2", 1, 0, latency=0.01, reappeared=[-0.2])])  # bar 4; late 0
+    write(tmp_path / "traces" / "c.jsonl", [step("r3", 1, 0, latency=0.01, clock="virtual")])  # another clock
+    job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
+    steps = ingest.steps(spark, str(tmp_path / "out" / "tables")).select(*tables.COLUMNS)
+    latency = job._rows(tables.latency_summary(steps))
+    lateness = job._rows(tables.lateness_summary(steps))
+    bars = {(b["clock"], b["bar"], b["count"]) for b in tables.bars(latency, "latency_bars")}
+    assert bars == {("real", 0, 1), ("real", 2, 2), ("real", 4, 1), ("real", tables.LATENCY_LAST_BIN, 1),
+                    ("virtual", 4, 1)}
+    bars = {(b["clock"], b["bar"], b["count"]) for b in tables.bars(lateness, "lateness_bars")}
+    assert bars == {("real", 0, 2), ("real", 1, 1), ("real", tables.LATENESS_LAST_BIN, 1)}
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "<p>6 steps of 3 runs from 3 trace files; " in page
 
 
 def test_a_rule_never_exercised_decisively_is_a_gap_not_a_pass(spark, tmp_path):
