@@ -108,12 +108,24 @@ class LostReceiveAnswer(ModelTarget):
         return response
 
 
-class DelayOutOfRangeAccepted(ModelTarget):
-    """A DelaySeconds attribute out of range is accepted and kept; answers to `lose_answers_to` are lost."""
+class _LosesAnswers(ModelTarget):
+    """Answers to operations of the type `lose_answers_to` are lost on the way back (the operation took effect)."""
 
     def __init__(self, *args, lose_answers_to: type | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.lose_answers_to = lose_answers_to
+
+    def answer(self, op: Operation, response: Response) -> Response:
+        if self.lose_answers_to is not None and isinstance(op, self.lose_answers_to):
+            return Unknown("ConnectionClosedError: planted")
+        return response
+
+
+class DelayOutOfRangeAccepted(_LosesAnswers):
+    """A DelaySeconds attribute out of range is accepted and kept."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
         self.kept: dict[str, object] = {}
 
     def execute(self, op: Operation) -> Response:
@@ -124,24 +136,14 @@ class DelayOutOfRangeAccepted(ModelTarget):
             response = super().execute(op)
         if isinstance(op, GetQueueAttributes) and op.queue in self.kept and isinstance(response, AttributesOk):
             response = AttributesOk({**response.attributes, "DelaySeconds": str(self.kept[op.queue])})
-        if self.lose_answers_to is not None and isinstance(op, self.lose_answers_to):
-            return Unknown("ConnectionClosedError: planted")
-        return response
+        return self.answer(op, response)
 
 
-class NegativeTimeoutAccepted(ModelTarget):
-    """A batch entry's negative VisibilityTimeout is taken for 0 (the message visible at once) rather than refused;
-    answers to `lose_answers_to` are lost."""
-
-    def __init__(self, *args, lose_answers_to: type | None = None, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.lose_answers_to = lose_answers_to
+class NegativeTimeoutAccepted(_LosesAnswers):
+    """A batch entry's negative VisibilityTimeout is taken for 0 (the message visible at once) rather than refused."""
 
     def execute(self, op: Operation) -> Response:
         if isinstance(op, ChangeMessageVisibilityBatch):
             op = replace(op, entries=tuple(replace(e, visibility_timeout=max(e.visibility_timeout, 0))
                                            for e in op.entries))
-        response = super().execute(op)
-        if self.lose_answers_to is not None and isinstance(op, self.lose_answers_to):
-            return Unknown("ConnectionClosedError: planted")
-        return response
+        return self.answer(op, super().execute(op))

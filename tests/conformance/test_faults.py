@@ -6,8 +6,11 @@ from __future__ import annotations
 import pytest
 
 from conformance.session import Session, play
-from model.values import CreateQueue, DeleteMessage, ReceiveMessage, SendMessage, Unknown
-from tests.conformance.planted import LostReceiveAnswer
+from model.values import (
+    ChangeEntry, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage, GetQueueAttributes, ReceiveMessage,
+    SendMessage, SetQueueAttributes, Unknown,
+)
+from tests.conformance.planted import DelayOutOfRangeAccepted, LostReceiveAnswer, NegativeTimeoutAccepted
 
 
 def test_a_receipt_only_a_lost_answer_issued_is_never_sent():
@@ -24,42 +27,34 @@ def test_a_receipt_only_a_lost_answer_issued_is_never_sent():
     assert not any(s.divergences for s in steps)
 
 
-def test_what_follows_a_lost_answer_to_a_change_reports_nothing_and_decides_nothing():
-    """A target that accepts an attribute value the model refuses, where that answer is lost: the next attribute
-    read shows the value, a consequence nobody saw happen. Nothing after the unknown step is reported or decided;
-    the same read after a refusal that did come back is judged as ever."""
+LOST_REFUSALS = {
+    # An attribute value the model refuses, accepted: the next read shows it.
+    "a change": (DelayOutOfRangeAccepted, [(0.0, CreateQueue("q", {})),
+                                           (0.0, SetQueueAttributes("q", {"DelaySeconds": 901})),
+                                           (0.0, GetQueueAttributes("q"))], "DELAY-HIDES"),
+    # One entry of a batch the model refuses (a negative timeout), applied as 0: the next read shows the message.
+    "a batch entry": (NegativeTimeoutAccepted, [
+        (0.0, CreateQueue("q", {})), (0.0, SendMessage("q", "m1")), (0.0, ReceiveMessage("q")),
+        (1.0, ChangeMessageVisibilityBatch("q", (ChangeEntry("e0", "rh-1", -1),))), (0.0, GetQueueAttributes("q"))],
+        "VIS-RANGE"),
+}
+
+
+@pytest.mark.parametrize("refused", LOST_REFUSALS)
+def test_what_follows_a_lost_answer_the_model_must_refuse_reports_nothing_and_decides_nothing(refused):
+    """A target that accepts what the model refuses (the operation, or one entry of a batch), where that answer is
+    lost: the next attribute read shows it, a consequence nobody saw happen. Nothing after the unknown step is
+    reported or decided; the same read after a refusal that did come back is judged as ever."""
     from conformance.witness_replay import Replayed, replay_case
-    from model.values import GetQueueAttributes, SetQueueAttributes
-    from tests.conformance.planted import DelayOutOfRangeAccepted
 
-    case = [(0.0, CreateQueue("q", {})), (0.0, SetQueueAttributes("q", {"DelaySeconds": 901})),
-            (0.0, GetQueueAttributes("q"))]
-    lost = DelayOutOfRangeAccepted("sqs-standard", lose_answers_to=SetQueueAttributes)
+    planted, case, rule = LOST_REFUSALS[refused]
+    lost_step = len(case) - 2
+    lost = planted("sqs-standard", lose_answers_to=type(case[lost_step][1]))
     shown, steps = replay_case(lost, "sqs-standard", case, Replayed(), "t", None, 1, frozenset())
-    assert isinstance(steps[1].response, Unknown) and steps[2].behind and shown == []
-    assert steps[2].verdict.divergences  # the read does diverge: it is only not reported
-    heard = DelayOutOfRangeAccepted("sqs-standard")
-    shown, _ = replay_case(heard, "sqs-standard", case, Replayed(), "t", None, 1, frozenset())
-    assert [d.rule for d, _ in shown] == ["DELAY-HIDES"]
-
-
-def test_what_follows_a_lost_answer_to_a_batch_with_an_entry_the_model_refuses_reports_nothing():
-    """The same where only one entry of a batch must be refused: a target that applies it (a negative timeout taken
-    for 0) does so unseen when the answer is lost, and the next attribute read, which shows the message visible,
-    reports nothing; heard, the batch's answer itself is the divergence."""
-    from conformance.witness_replay import Replayed, replay_case
-    from model.values import ChangeEntry, ChangeMessageVisibilityBatch, GetQueueAttributes
-    from tests.conformance.planted import NegativeTimeoutAccepted
-
-    case = [(0.0, CreateQueue("q", {})), (0.0, SendMessage("q", "m1")), (0.0, ReceiveMessage("q")),
-            (1.0, ChangeMessageVisibilityBatch("q", (ChangeEntry("e0", "rh-1", -1),))), (0.0, GetQueueAttributes("q"))]
-    lost = NegativeTimeoutAccepted("sqs-standard", lose_answers_to=ChangeMessageVisibilityBatch)
-    shown, steps = replay_case(lost, "sqs-standard", case, Replayed(), "t", None, 1, frozenset())
-    assert isinstance(steps[3].response, Unknown) and steps[4].behind and shown == []
-    assert steps[4].verdict.divergences  # the read does diverge: it is only not reported
-    heard = NegativeTimeoutAccepted("sqs-standard")
-    shown, _ = replay_case(heard, "sqs-standard", case, Replayed(), "t", None, 1, frozenset())
-    assert [d.rule for d, _ in shown] == ["VIS-RANGE"]
+    assert isinstance(steps[lost_step].response, Unknown) and steps[-1].behind and shown == []
+    assert steps[-1].verdict.divergences  # the read does diverge: it is only not reported
+    shown, _ = replay_case(planted("sqs-standard"), "sqs-standard", case, Replayed(), "t", None, 1, frozenset())
+    assert [d.rule for d, _ in shown] == [rule]
 
 
 # --- a conforming queue behind a simulated network that loses answers -------------------------------------------
