@@ -33,6 +33,7 @@ CORRUPT = "_corrupt_line"
 LINES = "lines"  # the table of every line read, one partition per trace file
 EARLIER_LAYOUT = "steps"  # the table earlier versions kept instead, its lines already projected for the tables
 COPIED = "columnar-copy.parquet"  # a columnar copy's name in its partition
+MANIFEST = "_ingested.json"  # every trace file read so far, as listed when it was read (TraceFile)
 LINE, LINE_KEPT = "line", 500  # a malformed line's text (or its run, case and step), as far as it is kept
 CONCURRENT_WRITERS = 16  # partitions one write task keeps open before Spark falls back to sorting its rows
 
@@ -117,13 +118,13 @@ def _same_file_uri(uri: Any) -> Any:
 
 
 def read_manifest(spark: SparkSession, tables: str) -> dict[str, TraceFile]:
-    text = files.read_text(spark, f"{tables}/_ingested.json")
+    text = files.read_text(spark, f"{tables}/{MANIFEST}")
     if text is None:
         return {}
     try:
         return {d["path"]: TraceFile(**d) for d in json.loads(text)}
     except (ValueError, KeyError, TypeError):
-        raise ReportError(f"{tables}/_ingested.json is damaged: remove {tables} to rebuild the tables") from None
+        raise ReportError(f"{tables}/{MANIFEST} is damaged: remove {tables} to rebuild the tables") from None
 
 
 def ingest(spark: SparkSession, traces: list[TraceFile], tables: str) -> list[TraceFile]:
@@ -157,7 +158,7 @@ def ingest(spark: SparkSession, traces: list[TraceFile], tables: str) -> list[Tr
         raise ReportError(f"Spark named a trace file otherwise than its listing (partitions {sorted(unexpected)}):"
                           f" a bug of the reports job")
     manifest.update({t.path: t for t in fresh})
-    files.write_text(spark, f"{tables}/_ingested.json",
+    files.write_text(spark, f"{tables}/{MANIFEST}",
                      json.dumps([asdict(t) for t in manifest.values()], indent=1))
     return fresh
 

@@ -1,7 +1,9 @@
 """The reports job on small hand-made traces: exact counts in every table, quarantine, incremental updates."""
 
 import os
+import re
 import time
+from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
@@ -128,6 +130,43 @@ def test_new_and_grown_traces_update_the_tables_and_nothing_is_counted_twice(spa
 
     summary = job.build(spark, [str(traces)], out)
     assert (summary.new_files, summary.steps) == (0, 9)
+
+
+def parts(out, table):
+    return sorted(p.name for p in (Path(out) / "tables" / table).glob("part-*"))
+
+
+def test_a_report_of_nothing_new_keeps_the_derived_tables_built_from_the_same_lines_by_the_same_code(
+        spark, tmp_path, monkeypatch):
+    traces, out = tmp_path / "traces", str(tmp_path / "out")
+    write(traces / "a.jsonl", first_run())
+    first = job.build(spark, [str(traces)], out)
+    built = {name: parts(out, name) for name in job.DERIVED}
+    page = (tmp_path / "out" / "report.html").read_text()
+
+    again = job.build(spark, [str(traces)], out)  # nothing new: the tables are not written again
+    assert {name: parts(out, name) for name in job.DERIVED} == built
+    assert again.new_files == 0 and (again.steps, again.divergences, again.files) == (first.steps, first.divergences,
+                                                                                      first.files)
+    assert _without_date(page) == _without_date((tmp_path / "out" / "report.html").read_text())
+
+    (tmp_path / "out" / "tables" / "timing" / "_SUCCESS").unlink()  # a job stopped while writing it: built again
+    job.build(spark, [str(traces)], out)
+    assert all(parts(out, name) != built[name] for name in job.DERIVED)
+    built = {name: parts(out, name) for name in job.DERIVED}
+
+    monkeypatch.setattr(job, "_stamp", lambda spark, store: "other code")  # the code that derives them changed
+    job.build(spark, [str(traces)], out)
+    assert all(parts(out, name) != built[name] for name in job.DERIVED)
+    monkeypatch.undo()
+
+    write(traces / "b.jsonl", [step("r2", 1, 0)])  # new lines
+    summary = job.build(spark, [str(traces)], out)
+    assert summary.steps == first.steps + 1 and cell(spark, out, "RCV-HIDE")["exercised"] == 4
+
+
+def _without_date(page: str) -> str:
+    return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "", page)
 
 
 SVG = "{http://www.w3.org/2000/svg}"
