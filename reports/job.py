@@ -81,10 +81,12 @@ def _derive(spark: SparkSession, store: str, steps: DataFrame, timed: _Phases) -
 
 
 def _stamp(spark: SparkSession, store: str) -> str:
-    """What the derived tables are built from: every trace read so far (the manifest) and the code deriving them."""
+    """What the derived tables are built from: every trace read so far (the manifest), the code deriving them (this
+    job's included) and the Spark computing them."""
     manifest = files.read_text(spark, f"{store}/{ingest.MANIFEST}") or ""
-    code = b"".join(Path(module.__file__).read_bytes() for module in (tables, ingest, trace_format))
-    return hashlib.sha256(manifest.encode() + code).hexdigest()
+    code = b"".join(Path(path).read_bytes() for path in (tables.__file__, ingest.__file__, trace_format.__file__,
+                                                          __file__))
+    return hashlib.sha256(manifest.encode() + code + spark.version.encode()).hexdigest()
 
 
 def _kept_summaries(spark: SparkSession, store: str, stamp: str) -> tuple[list[dict], list[dict]] | None:
