@@ -3,7 +3,8 @@ model decides.
 
 Two checkers, one with the index and one that looks at every message (`Model(indexed=False)`), are given the same
 operations and the same answers: the model's own, and answers a queue could give wrongly or rightly (a sample of
-the messages, another order, a wrong count, a message still in flight, no answer at all), on exact and windowed
+the messages, another order, a wrong count, a message still in flight or held back behind its FIFO group, no
+answer at all), on exact and windowed
 clocks, with redrive policies set and changed, an in-flight quota a few receives reach, time stepping to just
 before a deadline and going back now and then; on a standard queue and on a FIFO queue (a few groups, a queue
 delay, retried attempt ids), whose receives walk each group only up to where it stops. Every verdict, every
