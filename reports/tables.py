@@ -28,21 +28,25 @@ def matrix(steps: DataFrame) -> DataFrame:
     """Target × rule: steps that exercised the rule, how many could have caught it broken (decisive: diverging
     ones included), and how many conformed, diverged, or were uncertain (no answer came, so the model kept both
     possibilities)."""
-    per_rule = (steps.select(*TARGET, "verdict", _diverging_rules().alias("diverged"), "rules", "decisive")
-                .select(*TARGET, "verdict", "diverged", "decisive",
-                        F.explode(F.array_distinct(F.array_union("rules", "diverged"))).alias("rule"))
+    # Steps alike in all the matrix reads are counted together first: few kinds, each exploded into its rules once.
+    kinds = (steps.select(*TARGET, "verdict", _diverging_rules().alias("diverged"), "rules", "decisive")
+             .groupBy(*TARGET, "verdict", "diverged", "rules", "decisive").agg(F.count(F.lit(1)).alias("steps")))
+    per_rule = (kinds.select(*TARGET, "verdict", "diverged", "decisive", "steps",
+                             F.explode(F.array_distinct(F.array_union("rules", "diverged"))).alias("rule"))
                 .withColumn("diverging", F.array_contains("diverged", F.col("rule")))
                 .withColumn("decided", F.col("diverging") | (F.array_contains("decisive", F.col("rule"))
                                                               & (F.col("verdict") != "unknown")))
                 .withColumn("uncertain", ~F.col("diverging") & (F.col("verdict") == "unknown"))
                 # behind another step's divergence: exercised, and nothing more (neither conforming nor diverging)
                 .withColumn("conforming", ~F.col("diverging") & ~F.col("uncertain") & (F.col("verdict") != "behind")))
+
+    def steps_where(flag: str):
+        return F.sum(F.when(F.col(flag), F.col("steps")).otherwise(0))
+
     return (per_rule.groupBy(*TARGET, "rule")
-            .agg(F.count(F.lit(1)).alias("exercised"),
-                 F.sum(F.col("decided").cast("long")).alias("decisive"),
-                 F.sum(F.col("diverging").cast("long")).alias("diverging"),
-                 F.sum(F.col("uncertain").cast("long")).alias("uncertain"),
-                 F.sum(F.col("conforming").cast("long")).alias("conforming")))
+            .agg(F.sum("steps").alias("exercised"), steps_where("decided").alias("decisive"),
+                 steps_where("diverging").alias("diverging"), steps_where("uncertain").alias("uncertain"),
+                 steps_where("conforming").alias("conforming")))
 
 
 def case_lengths(steps: DataFrame) -> DataFrame:
