@@ -56,6 +56,18 @@ def _banner(java: str) -> str:
         raise ReportError(f"cannot run {java}: {error}") from None
 
 
+def _driver_java_options(master: str | None, archive: JvmArchive | None) -> list[str]:
+    options = [f"-Dlog4j.configurationFile={LOG_CONFIG.resolve()}"]
+    if master is None or master.startswith("local"):
+        # One JVM runs the driver and every task: the throughput collector, whose work stops the tasks briefly,
+        # rather than G1's, whose concurrent threads compete with them for the machine's few cores (~1 s of 20 at
+        # 1e6 lines cold, no slower warm: benchmarks/pipeline.py).
+        options.append("-XX:+UseParallelGC")
+    if archive:
+        options.append(archive.java_options())
+    return options
+
+
 def session(master: str | None = None, archive: JvmArchive | None = None):
     """A SparkSession for the job. Without `master` (and outside spark-submit), a local one on loopback. With
     `archive`, a driver JVM this call starts uses it, or records its classes for it (reports/jvm_archive.py)."""
@@ -84,8 +96,7 @@ def session(master: str | None = None, archive: JvmArchive | None = None):
                # On one machine with few shuffle partitions, re-planning each stage costs more than it saves.
                .config("spark.sql.adaptive.enabled", "false" if master is None else "true")
                .config("spark.local.dir", str(SCRATCH.resolve()))
-               .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG_CONFIG.resolve()}"
-                       + (f" {archive.java_options()}" if archive else "")))
+               .config("spark.driver.extraJavaOptions", " ".join(_driver_java_options(master, archive))))
     if master is None:
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     try:
