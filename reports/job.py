@@ -11,6 +11,7 @@ import hashlib
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,9 +72,9 @@ def _derive(spark: SparkSession, store: str, steps: DataFrame, timed: _Phases) -
     derived = {"matrix": tables.matrix(steps), "divergences": tables.divergences(steps, files_by_source),
                "timing": tables.timing(latency, lateness)}
     try:
-        for name, frame in derived.items():
-            with timed(f"table {name}"):
-                frame.write.mode("overwrite").parquet(f"{store}/{name}")
+        # Written at once: a job waiting on its driver or its last task leaves a core to another's tasks.
+        with timed(f"tables {', '.join(derived)} (at once)"), ThreadPoolExecutor(len(derived)) as pool:
+            list(pool.map(lambda name: derived[name].write.mode("overwrite").parquet(f"{store}/{name}"), derived))
         return _rows(latency), _rows(lateness)
     finally:
         latency.unpersist()
