@@ -29,11 +29,9 @@ def read_text(spark: SparkSession, where: str) -> str | None:
     path, fs = _path(spark, where)
     if not fs.exists(path):
         return None
-    jvm = spark._jvm  # noqa: SLF001
     stream = fs.open(path)
-    try:
-        reader = jvm.java.io.BufferedReader(jvm.java.io.InputStreamReader(stream, "UTF-8"))
-        return "\n".join(iter(reader.readLine, None))
+    try:  # whole, in one call: a call per line costs a round trip to the JVM each
+        return bytes(stream.readAllBytes()).decode()
     finally:
         stream.close()
 
