@@ -124,18 +124,22 @@ def _rows(frame: DataFrame) -> list[dict]:
 
 def _collect(spark: SparkSession, store: str, latency: list[dict], lateness: list[dict], every_step: DataFrame
              ) -> page.ReportData:
-    divergences = _rows(spark.read.parquet(f"{store}/divergences"))
     quarantine = ingest.quarantine(spark, store)
-    return page.ReportData(
-        generated=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        files=len({source for s in latency for source in s["sources"]}), steps=sum(s["steps"] for s in latency),
-        runs=len({run_id for s in latency for run_id in s["run_ids"]}),
-        matrix=_rows(spark.read.parquet(f"{store}/matrix")), divergences=divergences,
-        timing=_rows(spark.read.parquet(f"{store}/timing")),
-        lateness_bars=tables.bars(lateness, "lateness_bars"), latency_bars=tables.bars(latency, "latency_bars"),
-        quarantined=quarantine.count(),
-        quarantine_sample=_rows(quarantine.orderBy("file").limit(QUARANTINE_SAMPLE)),
-        cases=_minimal_cases(every_step, divergences))
+    # Small jobs, each mostly waiting on its driver: asked at once, while the minimal cases are looked up.
+    with ThreadPoolExecutor(4) as pool:
+        matrix = pool.submit(_rows, spark.read.parquet(f"{store}/matrix"))
+        timing = pool.submit(_rows, spark.read.parquet(f"{store}/timing"))
+        quarantined = pool.submit(quarantine.count)
+        quarantine_sample = pool.submit(_rows, quarantine.orderBy("file").limit(QUARANTINE_SAMPLE))
+        divergences = _rows(spark.read.parquet(f"{store}/divergences"))
+        cases = _minimal_cases(every_step, divergences)
+        return page.ReportData(
+            generated=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            files=len({source for s in latency for source in s["sources"]}), steps=sum(s["steps"] for s in latency),
+            runs=len({run_id for s in latency for run_id in s["run_ids"]}),
+            matrix=matrix.result(), divergences=divergences, timing=timing.result(),
+            lateness_bars=tables.bars(lateness, "lateness_bars"), latency_bars=tables.bars(latency, "latency_bars"),
+            quarantined=quarantined.result(), quarantine_sample=quarantine_sample.result(), cases=cases)
 
 
 def _minimal_cases(steps: DataFrame, divergences: list[dict]) -> dict[tuple, list[dict]]:
