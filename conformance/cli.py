@@ -461,13 +461,15 @@ def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Pa
     except ImportError as error:
         raise OneLineError(f"the reports need PySpark ({error}); pip install -e . installs it") from None
     from reports.jvm_archive import JvmArchive
+    from reports.workload import quick_jit, workload
 
     try:
         archive = None
         if archive_dir is not None:
             _writable(archive_dir, "--jvm-archive")
             archive = JvmArchive(archive_dir.resolve(), java_banner())
-        spark = session(master, archive)  # first: without Java, nothing is written
+        quick = quick_jit(workload(traces, out_dir))
+        spark = session(master, archive, quick)  # first: without Java, nothing is written
         if "://" not in out_dir:  # a local folder; Spark itself says what is wrong with a Hadoop path
             _writable(Path(out_dir), "--out")
         summary = build(spark, traces, out_dir)

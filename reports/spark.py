@@ -56,21 +56,24 @@ def _banner(java: str) -> str:
         raise ReportError(f"cannot run {java}: {error}") from None
 
 
-def _driver_java_options(master: str | None, archive: JvmArchive | None) -> list[str]:
+def _driver_java_options(master: str | None, archive: JvmArchive | None, quick_jit: bool = False) -> list[str]:
     options = [f"-Dlog4j.configurationFile={LOG_CONFIG.resolve()}"]
     if master is None or master.startswith("local"):
         # One JVM runs the driver and every task: the throughput collector, whose work stops the tasks briefly,
         # rather than G1's, whose concurrent threads compete with them for the machine's few cores (~1 s of 20 at
         # 1e6 lines cold, no slower warm: benchmarks/pipeline.py).
         options.append("-XX:+UseParallelGC")
+        if quick_jit:  # C1 only: where the work is mostly first runs of queries (reports/workload.py)
+            options.append("-XX:TieredStopAtLevel=1")
     if archive:
         options.append(archive.java_options())
     return options
 
 
-def session(master: str | None = None, archive: JvmArchive | None = None):
+def session(master: str | None = None, archive: JvmArchive | None = None, quick_jit: bool = False):
     """A SparkSession for the job. Without `master` (and outside spark-submit), a local one on loopback. With
-    `archive`, a driver JVM this call starts uses it, or records its classes for it (reports/jvm_archive.py)."""
+    `archive`, a driver JVM this call starts uses it, or records its classes for it (reports/jvm_archive.py). With
+    `quick_jit`, a local driver JVM this call starts compiles with C1 only (`workload.quick_jit` says when)."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -96,7 +99,7 @@ def session(master: str | None = None, archive: JvmArchive | None = None):
                # On one machine with few shuffle partitions, re-planning each stage costs more than it saves.
                .config("spark.sql.adaptive.enabled", "false" if master is None else "true")
                .config("spark.local.dir", str(SCRATCH.resolve()))
-               .config("spark.driver.extraJavaOptions", " ".join(_driver_java_options(master, archive))))
+               .config("spark.driver.extraJavaOptions", " ".join(_driver_java_options(master, archive, quick_jit))))
     if master is None:
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     try:
