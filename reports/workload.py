@@ -77,8 +77,9 @@ def _local_workload(inputs: list[str], tables: Path) -> Workload | None:
 
 
 def _elsewhere(path: str) -> bool:
-    """On a file system other than the local one, or named in a way only Hadoop reads (a scheme, `{a,b}`)."""
-    return "://" in path or path.startswith("file:") or "{" in path
+    """On a file system other than the local one, or named in a way Hadoop reads otherwise than Python's glob (a
+    scheme, `{a,b}`, `[^a]`, an escape)."""
+    return "://" in path or path.startswith("file:") or any(only_hadoop in path for only_hadoop in ("{", "[^", "\\"))
 
 
 def _local_traces(given: str) -> list[Path] | None:

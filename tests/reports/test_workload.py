@@ -66,7 +66,8 @@ def test_traces_the_tables_read_already_at_that_length_are_not_parsed_again(tmp_
 @pytest.mark.parametrize("inputs, out", [
     (["s3a://bucket/traces"], "out"),  # traces on another file system
     (["hdfs:///traces/*.jsonl"], "out"),
-    (["traces/{a,b}.jsonl"], "out"),  # a glob only Hadoop reads
+    (["traces/{a,b}.jsonl"], "out"),  # globs Hadoop reads otherwise than Python
+    (["traces/[^b].jsonl"], "out"),
     (["traces"], "s3a://bucket/report"),  # tables elsewhere: what they hold already is not known here
 ])
 def test_what_the_local_file_system_cannot_tell_is_unknown(tmp_path, monkeypatch, inputs, out):
