@@ -468,8 +468,8 @@ def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Pa
         if archive_dir is not None:
             _writable(archive_dir, "--jvm-archive")
             archive = JvmArchive(archive_dir.resolve(), java_banner())
-        quick = quick_jit(workload(traces, out_dir))
-        spark = session(master, archive, quick)  # first: without Java, nothing is written
+        # first: without Java, nothing is written
+        spark = session(master, archive, quick_jit=quick_jit(workload(traces, out_dir)))
         if "://" not in out_dir:  # a local folder; Spark itself says what is wrong with a Hadoop path
             _writable(Path(out_dir), "--out")
         summary = build(spark, traces, out_dir)
