@@ -34,6 +34,7 @@ QUICK_JIT_MAX_LINES = 2_000_000
 class Workload:
     json_bytes: int  # JSON lines to parse: new or changed traces without a columnar copy
     lines: int  # lines the tables hold once they are read (at most: a trace read again replaces its lines)
+    # Past either bound the counting stops: the answer is known, and each further file read is start-up time.
 
 
 def quick_jit(work: Workload | None) -> bool:
@@ -63,6 +64,8 @@ def _local_workload(inputs: list[str], tables: Path) -> Workload | None:
         if traces is None:
             return None
         for trace in traces:
+            if not quick_jit(Workload(json_bytes, lines)):
+                return Workload(json_bytes, lines)
             status = trace.stat()
             if read.get(os.path.realpath(trace)) == (status.st_size, status.st_mtime_ns // 1_000_000):
                 continue
@@ -71,7 +74,7 @@ def _local_workload(inputs: list[str], tables: Path) -> Workload | None:
                 lines += _rows([copy])
                 continue
             json_bytes += status.st_size
-            if json_bytes <= QUICK_JIT_MAX_JSON_BYTES:  # past it the answer is known: not worth reading the rest
+            if json_bytes <= QUICK_JIT_MAX_JSON_BYTES:
                 lines += _line_count(trace)
     return Workload(json_bytes, lines)
 
@@ -116,10 +119,15 @@ def _local_path(uri: str) -> str:
 
 
 def _rows(parquet_files) -> int:
-    """Rows in these Parquet files, from their footers."""
+    """Rows in these Parquet files, from their footers; no more footers are read once past the lines' bound."""
     import pyarrow.parquet as pq
 
-    return sum(pq.ParquetFile(path).metadata.num_rows for path in parquet_files)
+    rows = 0
+    for path in parquet_files:
+        rows += pq.ParquetFile(path).metadata.num_rows
+        if rows > QUICK_JIT_MAX_LINES:
+            break
+    return rows
 
 
 def _line_count(path: Path) -> int:

@@ -89,6 +89,17 @@ def test_a_damaged_manifest_or_copy_is_unknown(tmp_path):
     assert workload([str(tmp_path / "plain")], str(tmp_path / "out")) is None
 
 
+def test_counting_stops_past_a_bound(tmp_path, monkeypatch):
+    """Once the lines are past their bound the answer is known: no further file is read (a damaged one would
+    make the estimate unknown), and the JVM gets both compilers."""
+    write(tmp_path / "traces" / "a.jsonl", columnar=True)
+    write(tmp_path / "traces" / "b.jsonl", columnar=True)
+    next((tmp_path / "traces" / "b.jsonl.columns").glob("*.parquet")).write_bytes(b"not parquet")
+    monkeypatch.setattr("reports.workload.QUICK_JIT_MAX_LINES", LINES - 1)
+    work = workload([str(tmp_path / "traces" / name) for name in ("a.jsonl", "b.jsonl")], str(tmp_path / "out"))
+    assert work == Workload(0, LINES) and not quick_jit(work)
+
+
 def test_c1_only_up_to_both_bounds_and_only_on_a_local_driver():
     assert quick_jit(Workload(0, 0)) and quick_jit(Workload(QUICK_JIT_MAX_JSON_BYTES, QUICK_JIT_MAX_LINES))
     assert not quick_jit(Workload(QUICK_JIT_MAX_JSON_BYTES + 1, 0))
