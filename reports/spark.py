@@ -56,9 +56,37 @@ def _banner(java: str) -> str:
         raise ReportError(f"cannot run {java}: {error}") from None
 
 
+def in_one_jvm(master: str | None) -> bool:
+    """Whether the driver runs every task itself, on this machine: no master (`local[*]`), `local`, `local[N]`,
+    `local[*]`, `local[N,F]`; not `local-cluster[...]`, whose executors are JVMs of their own."""
+    return master is None or re.fullmatch(r"local(\[[^\]]*\])?", master) is not None
+
+
+def _local_threads(master: str | None) -> int:
+    """The task threads of a master `in_one_jvm`: `local` has one, `local[*]` (and no master) one a core."""
+    found = re.match(r"local\[(\d+)", master or "")  # local[N] and local[N,F]: N threads
+    if found:
+        return max(1, int(found.group(1)))
+    return 1 if master == "local" else os.cpu_count() or 1
+
+
+def session_config(master: str | None) -> dict[str, str]:
+    """The settings the job's own session gets beyond its Java options: a master in one JVM (given or not) is sized
+    for the machine and bound to loopback; a cluster keeps Spark's defaults."""
+    config = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+              "spark.sql.session.timeZone": "UTC", "spark.local.dir": str(SCRATCH.resolve())}
+    if not in_one_jvm(master):
+        return config | {"spark.sql.shuffle.partitions": "200", "spark.sql.adaptive.enabled": "true"}
+    # A few partitions a thread (8 on 2 cores, measured: benchmarks/pipeline.py); on one machine with so few,
+    # re-planning each stage costs more than it saves.
+    return config | {"spark.sql.shuffle.partitions": str(max(8, 4 * _local_threads(master))),
+                     "spark.sql.adaptive.enabled": "false",
+                     "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+
+
 def _driver_java_options(master: str | None, archive: JvmArchive | None, quick_jit: bool = False) -> list[str]:
     options = [f"-Dlog4j.configurationFile={LOG_CONFIG.resolve()}"]
-    if master is None or master.startswith("local"):
+    if in_one_jvm(master):
         # One JVM runs the driver and every task: the throughput collector, whose work stops the tasks briefly,
         # rather than G1's, whose concurrent threads compete with them for the machine's few cores (~1 s of 20 at
         # 1e6 lines cold, no slower warm: benchmarks/pipeline.py).
@@ -90,18 +118,11 @@ def session(master: str | None = None, archive: JvmArchive | None = None, quick_
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     SCRATCH.mkdir(parents=True, exist_ok=True)
-    builder = (SparkSession.builder.appName("sqs-conformance-report")
-               .master(master or "local[*]")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.shuffle.partitions", "8" if master is None else "200")
-               # On one machine with few shuffle partitions, re-planning each stage costs more than it saves.
-               .config("spark.sql.adaptive.enabled", "false" if master is None else "true")
-               .config("spark.local.dir", str(SCRATCH.resolve()))
-               .config("spark.driver.extraJavaOptions", " ".join(_driver_java_options(master, archive, quick_jit))))
-    if master is None:
-        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    builder = SparkSession.builder.appName("sqs-conformance-report").master(master or "local[*]")
+    for key, value in session_config(master).items():
+        builder = builder.config(key, value)
+    java_options = " ".join(_driver_java_options(master, archive, quick_jit))
+    builder = builder.config("spark.driver.extraJavaOptions", java_options)
     try:
         spark = builder.getOrCreate()
     except Exception as error:  # py4j and Spark raise many kinds; the user needs the first line
