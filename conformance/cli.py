@@ -441,7 +441,8 @@ def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int,
 @click.option("--out", "out_dir", required=True, metavar="DIR",
               help="where the tables (Parquet), report.html and junit.xml go; kept and updated by later runs")
 @click.option("--master", default=None, metavar="URL",
-              help="a Spark cluster (spark://…, yarn, k8s://…) [default: local[*] on 127.0.0.1]")
+              help="a Spark master: local[N] on this machine, or a cluster (spark://…, yarn, k8s://…) "
+                   "[default: local[*] on 127.0.0.1]")
 @click.option("--jvm-archive", "archive_dir", default=None, metavar="DIR",
               help="keep a class archive of the driver JVM here: built once (about 30 s, 200 MB), later reports "
                    "start faster with it")
