@@ -67,18 +67,29 @@ def build(spark: SparkSession, inputs: list[str], out: str, phases: dict[str, fl
 def _derive(spark: SparkSession, store: str, steps: DataFrame, timed: _Phases) -> tuple[list[dict], list[dict]]:
     """Write the derived tables; returns the latency and lateness summaries the report reads beside them."""
     files_by_source = ingest.files_by_source(spark, store)
-    # A few rows each, read again by the report (histograms, counts) after the timing table is written from them.
-    latency, lateness = tables.latency_summary(steps).cache(), tables.lateness_summary(steps).cache()
-    derived = {"matrix": tables.matrix(steps), "divergences": tables.divergences(steps, files_by_source),
-               "timing": tables.timing(latency, lateness)}
-    try:
-        # Written at once: a job waiting on its driver or its last task leaves a core to another's tasks.
-        with timed(f"tables {', '.join(derived)} (at once)"), ThreadPoolExecutor(len(derived)) as pool:
-            list(pool.map(lambda name: derived[name].write.mode("overwrite").parquet(f"{store}/{name}"), derived))
-        return _rows(latency), _rows(lateness)
-    finally:
-        latency.unpersist()
-        lateness.unpersist()
+
+    def timing() -> tuple[list[dict], list[dict]]:
+        # A few rows each, read again by the report (histograms, counts) after the timing table is written from them.
+        latency, lateness = tables.latency_summary(steps).cache(), tables.lateness_summary(steps).cache()
+        try:
+            write(tables.timing(latency, lateness), "timing")
+            return _rows(latency), _rows(lateness)
+        finally:
+            latency.unpersist()
+            lateness.unpersist()
+
+    def write(table: DataFrame, name: str) -> None:
+        table.write.mode("overwrite").parquet(f"{store}/{name}")
+
+    # At once, each planned in its own thread too: a job waiting on its driver (planning, which in a fresh JVM is
+    # much of a small report) or on its last task leaves a core to another's tasks.
+    with timed(f"tables {', '.join(DERIVED)} (at once)"), ThreadPoolExecutor(len(DERIVED)) as pool:
+        matrix = pool.submit(lambda: write(tables.matrix(steps), "matrix"))
+        divergences = pool.submit(lambda: write(tables.divergences(steps, files_by_source), "divergences"))
+        summaries = pool.submit(timing)
+        matrix.result()
+        divergences.result()
+        return summaries.result()
 
 
 def _stamp(spark: SparkSession, store: str) -> str:
