@@ -452,7 +452,7 @@ def report(traces: tuple[str, ...], out_dir: str, master: str | None, archive_di
 
 
 def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Path | None = None) -> None:
-    from reports.spark import ReportError, java_banner, session
+    from reports.spark import ReportError, in_one_jvm, java_banner, session
 
     try:
         from py4j.protocol import Py4JError
@@ -462,6 +462,7 @@ def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Pa
     except ImportError as error:
         raise OneLineError(f"the reports need PySpark ({error}); pip install -e . installs it") from None
     from reports.jvm_archive import JvmArchive
+    from reports.warmup import warmed_up
     from reports.workload import quick_jit, workload
 
     try:
@@ -473,7 +474,9 @@ def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Pa
         spark = session(master, archive, quick_jit=quick_jit(workload(traces, out_dir)))
         if "://" not in out_dir:  # a local folder; Spark itself says what is wrong with a Hadoop path
             _writable(Path(out_dir), "--out")
-        summary = build(spark, traces, out_dir)
+        # A cluster's executors are JVMs of their own (and spark-submit's session may be on one).
+        with warmed_up(spark, enabled=in_one_jvm(spark.sparkContext.master)):
+            summary = build(spark, traces, out_dir)
     except ReportError as error:
         raise OneLineError(str(error)) from None
     except (PySparkException, Py4JError) as error:  # a path Spark cannot read or write, a cluster gone, ...
