@@ -68,6 +68,9 @@ def _derive(spark: SparkSession, store: str, steps: DataFrame, timed: _Phases) -
     """Write the derived tables; returns the latency and lateness summaries the report reads beside them."""
     files_by_source = ingest.files_by_source(spark, store)
 
+    def write(table: DataFrame, name: str) -> None:
+        table.write.mode("overwrite").parquet(f"{store}/{name}")
+
     def timing() -> tuple[list[dict], list[dict]]:
         # A few rows each, read again by the report (histograms, counts) after the timing table is written from them.
         latency, lateness = tables.latency_summary(steps).cache(), tables.lateness_summary(steps).cache()
@@ -77,9 +80,6 @@ def _derive(spark: SparkSession, store: str, steps: DataFrame, timed: _Phases) -
         finally:
             latency.unpersist()
             lateness.unpersist()
-
-    def write(table: DataFrame, name: str) -> None:
-        table.write.mode("overwrite").parquet(f"{store}/{name}")
 
     # At once, each planned in its own thread too: a job waiting on its driver (planning, which in a fresh JVM is
     # much of a small report) or on its last task leaves a core to another's tasks.
