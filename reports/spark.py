@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reports.class_path import driver_class_path
+
 if TYPE_CHECKING:
     from reports.jvm_archive import JvmArchive
 
@@ -123,6 +125,7 @@ def session(master: str | None = None, archive: JvmArchive | None = None, quick_
         builder = builder.config(key, value)
     java_options = " ".join(_driver_java_options(master, archive, quick_jit))
     builder = builder.config("spark.driver.extraJavaOptions", java_options)
+    builder = builder.config("spark.driver.extraClassPath", driver_class_path())  # loads its classes sooner
     try:
         spark = builder.getOrCreate()
     except Exception as error:  # py4j and Spark raise many kinds; the user needs the first line
