@@ -14,19 +14,19 @@ def test_a_master_in_one_jvm_is_sized_for_the_machine_and_bound_to_loopback(mast
     config = session_config(master)
     assert in_one_jvm(master)
     assert config["spark.sql.adaptive.enabled"] == "false"
-    assert 8 <= int(config["spark.sql.shuffle.partitions"]) < 200
+    assert 1 <= int(config["spark.sql.shuffle.partitions"]) < 200
     assert config["spark.driver.host"] == config["spark.driver.bindAddress"] == "127.0.0.1"
     assert "-XX:+UseParallelGC" in _driver_java_options(master, None)
 
 
-def test_the_partitions_follow_the_task_threads(monkeypatch):
+def test_a_partition_a_task_thread(monkeypatch):
     monkeypatch.setattr("os.cpu_count", lambda: 16)
-    assert session_config("local[2]")["spark.sql.shuffle.partitions"] == "8"
-    assert session_config("local[16]")["spark.sql.shuffle.partitions"] == "64"
-    assert session_config("local[16,3]")["spark.sql.shuffle.partitions"] == "64"
-    assert session_config("local[*]")["spark.sql.shuffle.partitions"] == "64"
-    assert session_config(None)["spark.sql.shuffle.partitions"] == "64"
-    assert session_config("local")["spark.sql.shuffle.partitions"] == "8"
+    assert session_config("local[2]")["spark.sql.shuffle.partitions"] == "2"
+    assert session_config("local[16]")["spark.sql.shuffle.partitions"] == "16"
+    assert session_config("local[16,3]")["spark.sql.shuffle.partitions"] == "16"
+    assert session_config("local[*]")["spark.sql.shuffle.partitions"] == "16"
+    assert session_config(None)["spark.sql.shuffle.partitions"] == "16"
+    assert session_config("local")["spark.sql.shuffle.partitions"] == "1"
 
 
 @pytest.mark.parametrize("master", ["spark://127.0.0.1:7077", "local-cluster[2,1,1024]", "yarn", "k8s://https://h:443",
