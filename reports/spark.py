@@ -72,9 +72,14 @@ def _local_threads(master: str | None) -> int:
     return 1 if master == "local" else os.cpu_count() or 1
 
 
-def session_config(master: str | None) -> dict[str, str]:
+# Every query evaluated as it is planned, no code generated and compiled for it (whole stages or expressions).
+INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+
+
+def session_config(master: str | None, interpreted: bool = False) -> dict[str, str]:
     """The settings the job's own session gets beyond its Java options: a master in one JVM (given or not) is sized
-    for the machine and bound to loopback; a cluster keeps Spark's defaults."""
+    for the machine and bound to loopback, and with `interpreted` generates no code (`workload.interpreted` says
+    when); a cluster keeps Spark's defaults."""
     config = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
               "spark.sql.session.timeZone": "UTC", "spark.local.dir": str(SCRATCH.resolve())}
     if not in_one_jvm(master):
@@ -83,9 +88,9 @@ def session_config(master: str | None) -> dict[str, str]:
     # target and clock), and the three tables' jobs run at once, so a stage's few tasks leave no core idle. On
     # local[2], against 8 (four a thread, before): 1,000 lines cold 8.5 -> 7.6 s, 1e6 lines cold the same, warm
     # 6.5 -> 5.9 s (the job alone, pairs). With so few, re-planning each stage costs more than it saves.
-    return config | {"spark.sql.shuffle.partitions": str(_local_threads(master)),
-                     "spark.sql.adaptive.enabled": "false",
-                     "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+    return config | (INTERPRETED if interpreted else {}) | {
+        "spark.sql.shuffle.partitions": str(_local_threads(master)), "spark.sql.adaptive.enabled": "false",
+        "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
 
 
 def _driver_java_options(master: str | None, archive: JvmArchive | None, quick_jit: bool = False) -> list[str]:
@@ -102,10 +107,12 @@ def _driver_java_options(master: str | None, archive: JvmArchive | None, quick_j
     return options
 
 
-def session(master: str | None = None, archive: JvmArchive | None = None, quick_jit: bool = False):
+def session(master: str | None = None, archive: JvmArchive | None = None, quick_jit: bool = False,
+            interpreted: bool = False):
     """A SparkSession for the job. Without `master` (and outside spark-submit), a local one on loopback. With
     `archive`, a driver JVM this call starts uses it, or records its classes for it (reports/jvm_archive.py). With
-    `quick_jit`, a local driver JVM this call starts compiles with C1 only (`workload.quick_jit` says when)."""
+    `quick_jit`, a local driver JVM this call starts compiles with C1 only, and with `interpreted` a local session it
+    makes generates no code (`workload.quick_jit` and `workload.interpreted` say when)."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -123,7 +130,7 @@ def session(master: str | None = None, archive: JvmArchive | None = None, quick_
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     SCRATCH.mkdir(parents=True, exist_ok=True)
     builder = SparkSession.builder.appName("sqs-conformance-report").master(master or "local[*]")
-    for key, value in session_config(master).items():
+    for key, value in session_config(master, interpreted).items():
         builder = builder.config(key, value)
     java_options = " ".join(_driver_java_options(master, archive, quick_jit))
     builder = builder.config("spark.driver.extraJavaOptions", java_options)

@@ -1,13 +1,13 @@
-"""A report's work, told before Spark starts, so that its local driver JVM gets the compiler that suits it
-(reports/spark.py).
+"""A report's work, told before Spark starts, so that its local driver JVM gets the compiler that suits it, and a
+small report's queries run interpreted (reports/spark.py).
 
 A local report's JVM runs the driver and every task. Most of a report of up to a few million lines is the first run
 of each of its queries, and there the optimising compiler (C2) spends more CPU compiling than its code saves on two
 cores; parsing hundreds of MB of JSON lines, or deriving the tables from many millions of lines, are the hot loops
 it pays for. The estimate reads the local file system only, as `ingest.find_traces` and `ingest.ingest` would see
 it; where it cannot tell (an input or the tables on another file system, a glob it does not read as Hadoop does),
-it says so, and the JVM gets both compilers. A wrong estimate costs time, never a result: the compiler does not
-change what a query computes.
+it says so, and the JVM gets both compilers and generated code. A wrong estimate costs time, never a result: neither
+the compiler nor generated code changes what a query computes (tests/reports/test_pipeline.py counts with both).
 """
 
 from __future__ import annotations
@@ -28,6 +28,12 @@ from reports.trace_format import columnar_copy
 # 21.4 / 28.2 / 43.2 s, even near 4.7 million lines. Each bound is about half the measured break-even point.
 QUICK_JIT_MAX_JSON_BYTES = 128 * 2**20
 QUICK_JIT_MAX_LINES = 2_000_000
+# And its queries run interpreted, no code generated for them (reports/spark.py's INTERPRETED), up to this many
+# lines: compiling each query's code is much of a small report, and evaluating it interpreted costs more only past
+# some tens of thousands of lines. Measured cold, one report per JVM, local[2], generated / interpreted (pairs):
+# 1,000 lines with copies 8.1-8.5 / 7.0-7.6 s; 20,000 lines with copies 9.3 / 8.2 and 8.7 / 8.3 s, JSON lines only
+# 10.4 / 9.6 and 10.7 / 10.4 s; 100,000 lines with copies 9.1 / 9.5 and 9.4 / 10.2 s (the job, session apart).
+INTERPRETED_MAX_LINES = 20_000
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,12 @@ class Workload:
 def quick_jit(work: Workload | None) -> bool:
     """Whether a local driver JVM doing `work` (None: unknown) compiles with C1 only."""
     return work is not None and work.json_bytes <= QUICK_JIT_MAX_JSON_BYTES and work.lines <= QUICK_JIT_MAX_LINES
+
+
+def interpreted(work: Workload | None) -> bool:
+    """Whether a local report doing `work` (None: unknown) runs its queries interpreted. Only where C1 alone is
+    chosen as well: past that the lines are no longer counted."""
+    return quick_jit(work) and work is not None and work.lines <= INTERPRETED_MAX_LINES
 
 
 def workload(inputs: list[str], out_dir: str) -> Workload | None:

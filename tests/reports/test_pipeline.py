@@ -57,7 +57,23 @@ def cell(spark, out, rule, target="emu"):
     return {k: found[k] for k in ("exercised", "decisive", "conforming", "diverging", "uncertain")}
 
 
-def test_the_tables_count_exactly_what_the_traces_hold(spark, tmp_path):
+@pytest.fixture(params=["generated", "interpreted"])
+def code(request, spark):
+    """The session's queries with generated code, as a larger report runs them, or interpreted, as a small local
+    one does (reports/workload.py)."""
+    from reports.spark import INTERPRETED
+
+    if request.param == "interpreted":
+        for key, value in INTERPRETED.items():
+            spark.conf.set(key, value)
+    plan = spark.range(4).groupBy("id").count()._jdf.queryExecution().executedPlan().toString()  # noqa: SLF001
+    assert ("*(" in plan) == (request.param == "generated"), plan  # "*(1)": a whole stage's generated code
+    yield request.param
+    for key in INTERPRETED:
+        spark.conf.unset(key)
+
+
+def test_the_tables_count_exactly_what_the_traces_hold(spark, tmp_path, code):
     write(tmp_path / "traces" / "a.jsonl", first_run())
     summary = job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
     out = tmp_path / "out"

@@ -1,6 +1,6 @@
-"""A report's work told from the local file system before Spark starts (reports/workload.py), and the driver JVM's
-compiler it chooses. The estimate is only ever a speed choice, so where it cannot tell it must say so rather than
-guess small."""
+"""A report's work told from the local file system before Spark starts (reports/workload.py), the driver JVM's
+compiler it chooses, and whether the queries run interpreted. The estimate is only ever a speed choice, so where it
+cannot tell it must say so rather than guess small."""
 
 import json
 from dataclasses import asdict
@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from reports.ingest import MANIFEST, TraceFile
-from reports.spark import _driver_java_options
-from reports.workload import QUICK_JIT_MAX_JSON_BYTES, QUICK_JIT_MAX_LINES, Workload, quick_jit, workload
+from reports.spark import INTERPRETED, _driver_java_options, session_config
+from reports.workload import (
+    INTERPRETED_MAX_LINES, QUICK_JIT_MAX_JSON_BYTES, QUICK_JIT_MAX_LINES, Workload, interpreted, quick_jit, workload,
+)
 from tests.reports.test_columnar_ingest import records, write
 
 QUICK = "-XX:TieredStopAtLevel=1"
@@ -109,6 +111,18 @@ def test_c1_only_up_to_both_bounds_and_only_on_a_local_driver():
     assert QUICK not in _driver_java_options(None, None, quick_jit=False)
     # On a cluster the driver plans and the executors parse: their JVMs are not this one.
     assert QUICK not in _driver_java_options("spark://127.0.0.1:7077", None, quick_jit=True)
+
+
+def test_interpreted_up_to_its_bound_and_only_where_the_lines_were_counted():
+    assert interpreted(Workload(0, 0)) and interpreted(Workload(QUICK_JIT_MAX_JSON_BYTES, INTERPRETED_MAX_LINES))
+    assert not interpreted(Workload(0, INTERPRETED_MAX_LINES + 1))
+    assert not interpreted(None)
+    # Past the JSON bound the lines are no longer counted: a few counted lines say nothing.
+    assert not interpreted(Workload(QUICK_JIT_MAX_JSON_BYTES + 1, 10))
+    assert INTERPRETED.items() <= session_config("local[2]", interpreted=True).items()
+    assert INTERPRETED.items() <= session_config(None, interpreted=True).items()
+    assert not INTERPRETED.keys() & session_config("local[2]").keys()
+    assert not INTERPRETED.keys() & session_config("spark://127.0.0.1:7077", interpreted=True).keys()
 
 
 @pytest.mark.xdist_group("spark")  # the one worker whose JVM the reports tests share
