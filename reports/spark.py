@@ -134,7 +134,9 @@ def session(master: str | None = None, archive: JvmArchive | None = None, quick_
         builder = builder.config(key, value)
     java_options = " ".join(_driver_java_options(master, archive, quick_jit))
     builder = builder.config("spark.driver.extraJavaOptions", java_options)
-    builder = builder.config("spark.driver.extraClassPath", driver_class_path())  # loads its classes sooner
+    class_path = driver_class_path()
+    if class_path:  # none where Spark's jars are not where PySpark keeps them
+        builder = builder.config("spark.driver.extraClassPath", class_path)  # loads its classes sooner
     try:
         spark = builder.getOrCreate()
     except Exception as error:  # py4j and Spark raise many kinds; the user needs the first line
