@@ -87,7 +87,7 @@ def session_config(master: str | None, interpreted: bool = False) -> dict[str, s
     # One partition a task thread: what is shuffled is already aggregated (kinds of steps, divergences, a row a
     # target and clock), and the three tables' jobs run at once, so a stage's few tasks leave no core idle. On
     # local[2], against 8 (four a thread, before): 1,000 lines cold 8.5 -> 7.6 s, 1e6 lines cold the same, warm
-    # 6.5 -> 5.9 s (the job alone, pairs). With so few, re-planning each stage costs more than it saves.
+    # 6.7 -> 5.8 s (the job alone, pairs). With so few, re-planning each stage costs more than it saves.
     return config | (INTERPRETED if interpreted else {}) | {
         "spark.sql.shuffle.partitions": str(_local_threads(master)), "spark.sql.adaptive.enabled": "false",
         "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
