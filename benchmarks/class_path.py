@@ -37,9 +37,9 @@ import reports.spark
 if sys.argv[4] == "plain":
     reports.spark.driver_class_path = lambda: ""
 from reports.job import build
-from reports.workload import quick_jit, workload
+from reports.workload import session_options
 traces, out, master = [sys.argv[1]], sys.argv[2], sys.argv[3]
-spark = reports.spark.session(master, None, quick_jit=quick_jit(workload(traces, out)))
+spark = reports.spark.session(master, None, **session_options(traces, out))  # as `report` starts it
 started = time.perf_counter()
 build(spark, traces, out)
 print(json.dumps({"session": started - start, "total": time.perf_counter() - start}))

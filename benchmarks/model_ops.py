@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from model import Model  # noqa: E402
+from model.profiles import get_profile  # noqa: E402
 from model.values import (  # noqa: E402
     ChangeMessageVisibility, CreateQueue, DeleteMessage, GetQueueAttributes, ReceiveMessage, SendMessage,
 )
@@ -139,7 +140,7 @@ def run_baseline(ops, backlog: int) -> float:
 
 def target_receives_one(profile: str) -> bool:
     """Whether the profile's receives take a message count (the 2008 API's and SMQ's do not here)."""
-    return Model(profile).profile.validates_receive_params
+    return get_profile(profile).validates_receive_params
 
 
 def main() -> None:

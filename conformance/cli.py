@@ -463,7 +463,7 @@ def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Pa
         raise OneLineError(f"the reports need PySpark ({error}); pip install -e . installs it") from None
     from reports.jvm_archive import JvmArchive
     from reports.warmup import warmed_up
-    from reports.workload import interpreted, quick_jit, workload
+    from reports.workload import session_options
 
     try:
         archive = None
@@ -471,8 +471,7 @@ def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Pa
             _writable(archive_dir, "--jvm-archive")
             archive = JvmArchive(archive_dir.resolve(), java_banner())
         # first: without Java, nothing is written
-        work = workload(traces, out_dir)
-        spark = session(master, archive, quick_jit=quick_jit(work), interpreted=interpreted(work))
+        spark = session(master, archive, **session_options(traces, out_dir))
         if "://" not in out_dir:  # a local folder; Spark itself says what is wrong with a Hadoop path
             _writable(Path(out_dir), "--out")
         # A cluster's executors are JVMs of their own (and spark-submit's session may be on one).

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from reports.class_path import spark_jars
+
 BUILD_TIMEOUT = 600  # seconds; a dump takes about 30 on 2 cores
 
 
@@ -29,7 +31,7 @@ class JvmArchive:
     def key(self) -> str:
         import pyspark
 
-        jars = sorted(p.name for p in (Path(pyspark.__file__).parent / "jars").glob("*.jar"))
+        jars = sorted(p.name for p in spark_jars().glob("*.jar"))
         return hashlib.sha1("\n".join([self.java, pyspark.__version__, *jars]).encode()).hexdigest()[:12]
 
     @property

@@ -1,10 +1,11 @@
 """A fresh driver JVM warmed up while the report's driver thread is busy with work of its own.
 
-A report begins with serial work on the driver: listing and copying traces, reading the manifest, planning the
-first queries; the machine's other cores wait. Meanwhile a tiny job of the kind the tables run (a shuffle, a hash
-aggregation, a set collected) makes the JVM load and compile the scheduler, shuffle and code-generation paths the
-tables' first jobs would otherwise wait on. It reads no trace and writes nothing: what it computes is thrown away,
-and a failure of it is ignored (the report's own jobs meet whatever is wrong).
+A report begins with serial work on the driver: listing and copying traces, reading the manifest, planning the first
+queries; the machine's other cores wait. Meanwhile a tiny job of the kind the tables run (a shuffle, a hash
+aggregation, a set collected) makes the JVM load and compile the scheduler and shuffle paths (and code generation's,
+where the session generates code) the tables' first jobs would otherwise wait on. It reads no trace and writes
+nothing: what it computes is thrown away, and a failure of it is ignored (the report's own jobs meet whatever is
+wrong).
 """
 
 from __future__ import annotations

@@ -54,6 +54,13 @@ def interpreted(work: Workload | None) -> bool:
     return quick_jit(work) and work is not None and work.lines <= INTERPRETED_MAX_LINES
 
 
+def session_options(inputs: list[str], out_dir: str) -> dict[str, bool]:
+    """What `reports.spark.session` is told of a report of `inputs` into `out_dir`: its compiler, and whether its
+    queries run interpreted."""
+    work = workload(inputs, out_dir)
+    return {"quick_jit": quick_jit(work), "interpreted": interpreted(work)}
+
+
 def workload(inputs: list[str], out_dir: str) -> Workload | None:
     """What a report of `inputs` into `out_dir` will do: the JSON lines it will parse (local trace files with no
     columnar copy at their length that its tables have not read at that length and time already), and the lines

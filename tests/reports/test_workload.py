@@ -11,7 +11,8 @@ import pytest
 from reports.ingest import MANIFEST, TraceFile
 from reports.spark import INTERPRETED, _driver_java_options, session_config
 from reports.workload import (
-    INTERPRETED_MAX_LINES, QUICK_JIT_MAX_JSON_BYTES, QUICK_JIT_MAX_LINES, Workload, interpreted, quick_jit, workload,
+    INTERPRETED_MAX_LINES, QUICK_JIT_MAX_JSON_BYTES, QUICK_JIT_MAX_LINES, Workload, interpreted, quick_jit,
+    session_options, workload,
 )
 from tests.reports.test_columnar_ingest import records, write
 
@@ -123,6 +124,15 @@ def test_interpreted_up_to_its_bound_and_only_where_the_lines_were_counted():
     assert INTERPRETED.items() <= session_config(None, interpreted=True).items()
     assert not INTERPRETED.keys() & session_config("local[2]").keys()
     assert not INTERPRETED.keys() & session_config("spark://127.0.0.1:7077", interpreted=True).keys()
+
+
+def test_the_session_is_told_what_the_estimate_says(tmp_path, monkeypatch):
+    write(tmp_path / "traces" / "a.jsonl", columnar=True)
+    traces, out = [str(tmp_path / "traces")], str(tmp_path / "out")
+    assert session_options(traces, out) == {"quick_jit": True, "interpreted": True}
+    monkeypatch.setattr("reports.workload.INTERPRETED_MAX_LINES", LINES - 1)
+    assert session_options(traces, out) == {"quick_jit": True, "interpreted": False}
+    assert session_options(["s3a://bucket/traces"], out) == {"quick_jit": False, "interpreted": False}
 
 
 @pytest.mark.xdist_group("spark")  # the one worker whose JVM the reports tests share
