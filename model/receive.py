@@ -251,6 +251,9 @@ class _Candidate:
     due: list[MessageState] = field(default_factory=list)  # receivable but would pass maxReceiveCount
     hidden: list[MessageState] = field(default_factory=list)  # live here but not receivable now
     blocked: list[MessageState] = field(default_factory=list)  # FIFO: visible, but behind a hidden group member
+    # FIFO: visible, but out of reach: past the first `reach` messages of its group's visible prefix in some way
+    # the group may stand (and held back in every other). No correct answer has it, whatever rules set its state.
+    beyond: list[MessageState] = field(default_factory=list)
 
 
 @dataclass
@@ -285,6 +288,11 @@ class ReceiveExpectation:
     def __post_init__(self) -> None:
         self.redrive = self.model.redrive_of(self.queue.name)
         self.prefixes: dict[str, list[list[str]]] = {}  # FIFO: per group, the orders its messages may come in
+        # FIFO: a receive returns a group's messages only as a prefix of its visible ones, and at most
+        # `max_messages`: a group's walk reads no further than one message past that (so the bound still shows),
+        # and what lies behind is out of reach. A receive costs what its reach costs, not what the backlog does.
+        self.reach = self.max_messages + 1
+        self.cut_groups: set[str] = set()  # FIFO: groups whose walk reached `reach` in some way they may stand
         self.candidates = self._candidates()
         self.rules = self._exercised_rules()
 
@@ -321,8 +329,11 @@ class ReceiveExpectation:
             return candidate
         if message_id in self.settled:
             return self._settled_candidate(self.model.messages[message_id])
-        if message_id in self.at_rest:  # settled, but its group stops before it
-            return _Candidate(self.model.messages[message_id], blocked=[self.at_rest.state(message_id)])
+        if message_id in self.at_rest:  # settled, but its group stops before it (or its walk reached its reach)
+            message = self.model.messages[message_id]
+            if (message.group_id or "") in self.cut_groups:
+                return _Candidate(message, beyond=[self.at_rest.state(message_id)])
+            return _Candidate(message, blocked=[self.at_rest.state(message_id)])
         hidden = self.hidden.state(message_id)
         if hidden is not None:
             return _Candidate(self.model.messages[message_id], hidden=[hidden])
@@ -345,18 +356,26 @@ class ReceiveExpectation:
         for group_id, in_order in _fifo_groups(self.live, self.at_rest, self.hidden.near).items():
             read: list[_Candidate] = []
             allowed: dict[str, set[MessageState]] = {}
-            ended, blocker = self._group_prefixes(self._walk(in_order, candidates, read), allowed)
+            ended, blocker, cut = self._group_prefixes(self._walk(in_order, candidates, read), allowed)
             if blocker is not None:
                 self.blockers[group_id] = blocker
+            if cut:
+                self.cut_groups.add(group_id)
             prefixes = list(dict.fromkeys(prefix for prefix, _ in ended))
             surely = set.intersection(*(set(certain) for _, certain in ended)) if ended else set()
             self.surely_free |= surely
             self.prefixes[group_id] = [list(prefix) for prefix in prefixes]
             for member in moving.get(group_id, []) + read:
-                member.blocked = [s for s in member.receivable if s not in allowed.get(member.message.id, ())]
+                held = [s for s in member.receivable if s not in allowed.get(member.message.id, ())]
                 member.receivable = [s for s in member.receivable if s in allowed.get(member.message.id, ())]
-                if member.blocked:
-                    self.held_groups.add(group_id)
+                if cut:  # past where some way of the group was cut: not surely held back by its lock
+                    member.beyond = held
+                else:
+                    member.blocked = held
+                    if held:
+                        self.held_groups.add(group_id)
+            if cut:
+                continue  # its settled messages left unread are out of reach, not held back
             settled = self.at_rest.settled_whys(group_id)
             read_settled = [member.message.states[0].why for member in read if member.message.id in self.at_rest]
             if settled and settled.total() > len(read_settled):
@@ -375,21 +394,23 @@ class ReceiveExpectation:
             yield candidate
 
     def _group_prefixes(self, members: Iterable[_Candidate], allowed: dict[str, set[MessageState]]
-                        ) -> tuple[list[tuple[tuple[str, ...], frozenset[str]]], tuple[str, ...] | None]:
+                        ) -> tuple[list[tuple[tuple[str, ...], frozenset[str]]], tuple[str, ...] | None, bool]:
         """Every way the group's states may combine, member by member, without enumerating their product (which
         grows with every hedged member: a cut-off would leave worlds out, and a message held back in one of them
         would be wrongly expected). Returns the group's possible visible prefixes, each with the messages in it
         whatever the timing (a message at its exact deadline may still be hidden), in the order of the product
         (the first is every member's first state: the model's own answer); and the rule that holds the rest back
         in the product's last combination where a hidden message stops the group (None where none can). Fills
-        `allowed`: the states in which each member may come. Reads no member past the one where every way has
-        stopped: those after it are held back in every way."""
+        `allowed`: the states in which each member may come; and whether a way reached `self.reach` members (it
+        ends there: what follows is out of reach). Reads no member past the one where every way has stopped or
+        reached its reach."""
         Path = tuple[tuple[str, ...], bool, frozenset[str]]  # prefix, blocked for sure after it, certain part
         Orders = tuple[tuple[int, ...], tuple[int, ...]]  # the first and the last choices of options leading here
         open_paths: dict[Path, Orders] = {((), False, frozenset()): ((), ())}
         ended: dict[tuple[tuple[str, ...], frozenset[str]], tuple[int, ...]] = {}
         last_stop: tuple[tuple[int, ...], tuple[str, ...]] | None = None
         width = 0
+        cut = False
         for member in members:
             # A message that may not be in this queue at all (moved to a dead-letter queue, deleted through a
             # handle of another world) has that world too: there it neither holds the group nor joins its prefix.
@@ -418,6 +439,10 @@ class ReceiveExpectation:
                         # A due message is moved and the prefix goes past it; but one not surely visible yet may
                         # still hold the group, so what comes after it is no longer certain.
                         path = (prefix, blocked or not self._surely_visible(s), certain)
+                    if len(path[0]) >= self.reach:  # a prefix this long ends the way: nothing after it can come
+                        cut = True
+                        ended.setdefault((path[0], path[2]), first + (index,))
+                        continue
                     earliest, latest = following.get(path, (first + (index,), last + (index,)))
                     following[path] = (min(earliest, first + (index,)), max(latest, last + (index,)))
             open_paths = following
@@ -426,7 +451,7 @@ class ReceiveExpectation:
         for (prefix, _, certain), (first, _) in open_paths.items():
             ended.setdefault((prefix, certain), first)
         ordered = sorted(ended, key=lambda key: ended[key] + (0,) * (width - len(ended[key])))
-        return ordered, None if last_stop is None else last_stop[1]
+        return ordered, None if last_stop is None else last_stop[1], cut
 
     def _exercised_rules(self) -> tuple[str, ...]:
         rules = list(self.base_rules)
@@ -518,7 +543,7 @@ class ReceiveExpectation:
                                            f"message {got.message_id} body {got.body!r}"))
                 continue
             seen.add(message.id)
-            states, problem, note = self._judge(message, got)
+            states, problem, note = self._judge(message, got, len(observed.messages) > self.max_messages)
             if problem is None and got.receipt_handle is not None and RCV_NEW_HANDLE in self.model.profile.rule_ids:
                 # In model space a handle the target issued before reads as the model's name for it; a new one
                 # reads as None (conformance/translate.py).
@@ -553,8 +578,9 @@ class ReceiveExpectation:
                  if isinstance(observed, Error) and parameter in observed.message]
         return _dedupe(tuple(r for r in named if r in self.model.profile.rule_ids) + self.rules)
 
-    def _judge(self, message: Message, got: ReceivedMessage):
-        """The states the returned message may have been in, a divergence if none fits, and a note."""
+    def _judge(self, message: Message, got: ReceivedMessage, over_max: bool):
+        """The states the returned message may have been in, a divergence if none fits, and a note. `over_max`:
+        the answer has more messages than the receive may return."""
         candidate = self._candidate(message.id)
         if candidate is None:  # gone, or in another queue
             # Found in the dead-letter queue of a queue it is (or was last) in: moved there before its receives
@@ -578,6 +604,13 @@ class ReceiveExpectation:
                 note = Divergence(rules, f"hidden until {min(s.visible_at for s in in_flight):.3f}",
                                   f"redelivered at {self.at:.3f}", (message.id,))
                 return in_flight, None, note
+        if candidate.beyond:
+            # Out of reach: it comes only after more of its group than a receive may return. Too many messages is
+            # RCV-MAX-MESSAGES (checked on the whole answer); otherwise it skipped earlier messages of its group.
+            problem = None if over_max else Divergence(
+                (FIFO_ORDER,), f"after at least {self.max_messages} messages of group {message.group_id or ''}",
+                f"returned at {self.at:.3f}", (message.id,))
+            return candidate.beyond, problem, None
         if candidate.blocked:
             group = message.group_id or ""
             problem = Divergence(self.blockers.get(group, (FIFO_GROUP_LOCK,)),
@@ -597,7 +630,8 @@ class ReceiveExpectation:
         group = candidate.message.group_id or ""
         # Only its states in this queue count: where it may already be elsewhere (in the dead-letter queue, gone),
         # those worlds are kept as they are, and the one where it was due here has it moved too.
-        return (not candidate.receivable and not candidate.hidden and not candidate.blocked and bool(candidate.due)
+        return (not candidate.receivable and not candidate.hidden and not candidate.blocked and not candidate.beyond
+                and bool(candidate.due)
                 and all(self._surely_visible(s) for s in candidate.due)
                 and not (self.queue.fifo and group in self.blockers))
 
@@ -650,9 +684,11 @@ class ReceiveExpectation:
             by_group.setdefault(message.group_id or "", []).append(message.id)
         problems = []
         for group_id, ids in by_group.items():
+            ids = ids[: self.reach]  # past it, too many messages (RCV-MAX-MESSAGES): the prefixes end there
             prefixes = self.prefixes.get(group_id, [])
             if not any(prefix[: len(ids)] == ids for prefix in prefixes):
-                if any(set(ids) <= set(prefix) for prefix in prefixes):
+                out_of_reach = {i for i in ids if (c := self._candidate(i)) is not None and c.beyond}
+                if any(set(ids) - out_of_reach <= set(prefix) for prefix in prefixes):
                     rules: tuple[str, ...] = (FIFO_ORDER,)
                 else:
                     rules = self.blockers.get(group_id, (FIFO_GROUP_LOCK,)) + (FIFO_ORDER,)
@@ -730,10 +766,13 @@ class ReceiveExpectation:
         if not self.queue.fifo:
             return ()
         message = candidate.message
-        # The message where its group's walk stopped is hidden, later and read: messages not read are behind it.
-        for other in self.candidates.values():
-            if other.message.group_id == message.group_id and other.message.seq > message.seq and other.hidden:
-                return (FIFO_VISIBLE_PREFIX,)
+        # Past its reach the group's walk read nothing: each later message is looked up (only on this divergence).
+        for other_id in self.queue.message_ids:
+            other = self.model.messages[other_id]
+            if other.group_id == message.group_id and other.seq > message.seq:
+                found = self._candidate(other_id)
+                if found is not None and found.hidden:
+                    return (FIFO_VISIBLE_PREFIX,)
         return ()
 
     def _repeats(self, observed: ReceiveOk) -> bool:
@@ -838,7 +877,7 @@ class ReceiveExpectation:
         instead). Every settled message is too, from before the receive."""
         tolerance = self.model.timing.tolerance
         return [c for c in self.candidates.values()
-                if c.receivable + c.hidden and not c.due and not c.blocked
+                if c.receivable + c.hidden and not c.due and not c.blocked and not c.beyond
                 and len(c.receivable) + len(c.hidden) == len(c.message.states)
                 and all(s.surely_due(end, tolerance) for s in c.receivable + c.hidden)]
 

@@ -4,7 +4,7 @@ model decides.
 Two checkers, one with the index and one that looks at every message (`Model(indexed=False)`), are given the same
 operations and the same answers: the model's own, and answers a queue could give wrongly or rightly (a sample of
 the messages, another order, a wrong count, a message still in flight or held back behind its FIFO group, no
-answer at all), on exact and windowed
+answer at all, a message past where a FIFO group's walk reaches), on exact and windowed
 clocks, with redrive policies set and changed, an in-flight quota a few receives reach, time stepping to just
 before a deadline and going back now and then; on a standard queue and on a FIFO queue (a few groups, a queue
 delay, retried attempt ids), whose receives walk each group only up to where it stops. Every verdict, every
@@ -63,7 +63,7 @@ def _steps(kinds: list[str], answers: list[str]):
 STEPS = _steps(KINDS, ANSWERS)
 # A FIFO group holds messages behind the first one hidden (where the walk stops) once sends follow receives: more of
 # them, and more answers with a message held back.
-FIFO_STEPS = _steps(KINDS + ["send"] * 4, ANSWERS + ["held back too"] * 4)
+FIFO_STEPS = _steps(KINDS + ["send"] * 4, ANSWERS + ["held back too"] * 4 + ["out of reach too"] * 2)
 
 
 class Pair:
@@ -127,6 +127,9 @@ class Pair:
             elif self.answer == "held back too":  # and the last message a FIFO group holds back, wrongly
                 held = [c.message for c in expectation.candidates.values() if c.blocked and not c.receivable][-1:]
                 fresh += [ReceivedMessage(m.id, m.body, None) for m in held]
+            elif self.answer == "out of reach too":  # and the last message past a FIFO group's reach, wrongly
+                beyond = [c.message for c in expectation.candidates.values() if c.beyond and not c.receivable][-1:]
+                fresh += [ReceivedMessage(m.id, m.body, None) for m in beyond]
             elif self.answer == "late":  # and without the first receive's time, which would differ
                 fresh = [dataclasses.replace(m, first_receive_ms=None) for m in fresh]
             return ReceiveOk(tuple(fresh))
