@@ -42,7 +42,7 @@ def test_a_receive_looks_at_as_many_messages_whatever_the_group_holds_behind_its
 
 def test_the_first_messages_of_the_group_pass_and_a_message_past_the_reach_alone_breaks_the_order():
     for indexed in (True, False):
-        q, ids = _group_of(30, indexed)
+        q, ids = _group_of(40, indexed)  # past FIFO_INDEX_FROM: indexed, or every message looked at
         assert _verdict(q, ids[:3]).ok
         assert _named(_verdict(q, [ids[20]])) == ["FIFO-ORDER"], indexed  # not the lock: nothing holds the group
         assert _named(_verdict(q, [ids[0], ids[20]])) == ["FIFO-ORDER"], indexed
@@ -50,12 +50,12 @@ def test_the_first_messages_of_the_group_pass_and_a_message_past_the_reach_alone
 
 def test_too_many_messages_in_order_break_only_the_bound():
     for indexed in (True, False):
-        q, ids = _group_of(30, indexed)
+        q, ids = _group_of(40, indexed)  # past FIFO_INDEX_FROM: indexed, or every message looked at
         assert _named(_verdict(q, ids[:6])) == ["RCV-MAX-MESSAGES"], indexed
 
 
 def test_the_bound_is_exercised_where_the_group_holds_more_than_it_and_the_lock_only_where_a_message_is_in_flight():
-    q, ids = _group_of(30)
+    q, ids = _group_of(40)
     verdict = _verdict(q, ids[:3])
     assert "RCV-MAX-MESSAGES" in verdict.decisive
     assert "FIFO-GROUP-LOCK" not in verdict.outcome.rules

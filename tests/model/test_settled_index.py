@@ -7,8 +7,8 @@ the messages, another order, a wrong count, a message still in flight or held ba
 answer at all, a message past where a FIFO group's walk reaches), on exact and windowed
 clocks, with redrive policies set and changed, an in-flight quota a few receives reach, time stepping to just
 before a deadline and going back now and then; on a standard queue and on a FIFO queue (a few groups, a queue
-delay, retried attempt ids), whose receives walk each group only up to where it stops. Every verdict, every
-attribute read's bounds, every outcome and every message's states must be the same.
+delay, retried attempt ids), whose receives walk each group only up to where it stops or reaches. Every verdict,
+every attribute read's bounds, every outcome and every message's states must be the same.
 """
 
 from __future__ import annotations
