@@ -94,8 +94,8 @@ def replayed(profile: str, recorded) -> float:
 
 def per_receive(profile: str, recorded) -> tuple[float, float]:
     """What an average receive did: messages it returned, and messages it looked at one by one (its candidates:
-    neither settled nor surely hidden through it, nor behind where a FIFO group stops). Counted on a third model,
-    outside the timings."""
+    neither settled nor surely hidden through it, nor behind where a FIFO group stops or past its reach). Counted on
+    a third model, outside the timings."""
     counter = Model(profile)
     receives = returned = looked_at = 0
     for op, at, response in recorded:

@@ -536,6 +536,7 @@ class ReceiveExpectation:
         returned: list[tuple[Message, list[MessageState]]] = []
         in_order: list[Message] = []  # returned messages that were receivable: their group order is checked
         seen: set[str] = set()
+        over_max = len(observed.messages) > self.max_messages
         for got in observed.messages:
             message = self.model.messages.get(got.message_id or "")
             if message is None or got.message_id in seen or got.body != message.body:
@@ -543,7 +544,7 @@ class ReceiveExpectation:
                                            f"message {got.message_id} body {got.body!r}"))
                 continue
             seen.add(message.id)
-            states, problem, note = self._judge(message, got, len(observed.messages) > self.max_messages)
+            states, problem, note = self._judge(message, got, over_max)
             if problem is None and got.receipt_handle is not None and RCV_NEW_HANDLE in self.model.profile.rule_ids:
                 # In model space a handle the target issued before reads as the model's name for it; a new one
                 # reads as None (conformance/translate.py).
@@ -558,7 +559,7 @@ class ReceiveExpectation:
             if note:
                 notes.append(note)
             returned.append((message, states))
-        if len(observed.messages) > self.max_messages:
+        if over_max:
             problems.append(Divergence((RCV_MAX_MESSAGES,), f"at most {self.max_messages} messages",
                                        f"{len(observed.messages)} messages"))
         if self.queue.fifo:
