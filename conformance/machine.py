@@ -11,7 +11,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from typing import ClassVar
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from hypothesis import reject, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
@@ -46,6 +46,26 @@ EDGE_OFFSETS = (-1, -0.001, 0.001, 0, 1)
 # decisive where the target is judged with a tolerance band and request windows (the model permits either answer
 # within a second of the ceiling, docs/evidence.md's hedge, plus the band).
 CEILING_OFFSETS = (-1, 0, 1, -3, 3)
+
+
+# Strategies drawn from at many steps, built once (see `pick`).
+COIN, ONE_IN_TEN, ONE_TO_THREE = st.booleans(), st.integers(0, 9), st.integers(1, 3)
+_PICKS: dict[tuple, st.SearchStrategy] = {}
+_PICKS_KEPT = 4096  # distinct value lists remembered (a case's handles make new ones; the fixed ones recur)
+
+
+def pick(data: st.DataObject, values: Iterable, label: str):
+    """One of `values`, drawn as `st.sampled_from(values)` draws it: the same choice, and so the same search. The
+    strategy is built once per distinct list of values, since building and validating one costs more than drawing
+    from it (benchmarks/throughput.py). Keyed by each value's type too: 1, 1.0 and True are equal in a dict."""
+    values = tuple(values)
+    key = tuple((type(v), v) for v in values)
+    strategy = _PICKS.get(key)
+    if strategy is None:
+        if len(_PICKS) >= _PICKS_KEPT:
+            _PICKS.clear()
+        strategy = _PICKS[key] = st.sampled_from(values)
+    return data.draw(strategy, label=label)
 
 
 class DivergenceFound(AssertionError):
@@ -179,12 +199,12 @@ class VisibilityMachine(RuleBasedStateMachine):
         return self.session.model
 
     def pick_handle(self, data: st.DataObject) -> str:
-        if not self.handles or data.draw(st.integers(0, 9), label="garbage?") == 0:
+        if not self.handles or data.draw(ONE_IN_TEN, label="garbage?") == 0:
             # a message id is no receipt handle either (the suite sends the target's id for it)
             ids = list(self.model.messages)[:1]
-            return data.draw(st.sampled_from(GARBAGE_HANDLES + tuple(ids)), label="handle")
+            return pick(data, GARBAGE_HANDLES + tuple(ids), "handle")
         recent = self.handles[-6:]
-        return data.draw(st.sampled_from(recent[::-1]), label="handle")
+        return pick(data, recent[::-1], "handle")
 
     def room_under_ceiling(self, handle: str) -> float | None:
         """Seconds from now to the 12-hour ceiling of the receive that issued `handle`; None for a handle the
@@ -198,19 +218,19 @@ class VisibilityMachine(RuleBasedStateMachine):
         room = self.room_under_ceiling(handle)
         if room is not None and room > 3 and VIS_CEILING in self.model.profile.rule_ids:
             choices += [math.floor(room) + offset for offset in CEILING_OFFSETS]
-        return data.draw(st.sampled_from(choices), label="timeout")
+        return pick(data, choices, "timeout")
 
     # --- setting up -------------------------------------------------------------------------------------
 
     @initialize(data=st.data())
     def create_queues(self, data):
-        visibility = data.draw(st.sampled_from([self.profile.visibility_min, 1, 2, 5] if self.real else
-                                               [None, self.profile.visibility_min, 5, 30, 3600]), label="visibility")
-        redrive = data.draw(st.sampled_from([None, 1, 2, 3] if self.profile.has_redrive else [None]), label="redrive")
-        delay = data.draw(st.sampled_from([None, 0, 5] if self.profile.has_delay else [None]), label="delay")
-        dedup = data.draw(st.booleans(), label="content-based dedup")
+        visibility = pick(data, [self.profile.visibility_min, 1, 2, 5] if self.real else
+                          [None, self.profile.visibility_min, 5, 30, 3600], "visibility")
+        redrive = pick(data, [None, 1, 2, 3] if self.profile.has_redrive else [None], "redrive")
+        delay = pick(data, [None, 0, 5] if self.profile.has_delay else [None], "delay")
+        dedup = data.draw(COIN, label="content-based dedup")
         # a queue's own long-poll wait, in effect for every receive that names none
-        wait = data.draw(st.sampled_from([None, None, None, 1] if self.profile.has_long_poll else [None]), label="wait")
+        wait = pick(data, [None, None, None, 1] if self.profile.has_long_poll else [None], "wait")
         base: dict[str, object] = {}
         if self.profile.fifo:
             base = {"FifoQueue": "true", "ContentBasedDeduplication": str(dedup).lower()}
@@ -238,15 +258,15 @@ class VisibilityMachine(RuleBasedStateMachine):
         self.sent += 1
         body = f"m{self.sent}"
         if self.profile.fifo:
-            dedup = data.draw(st.sampled_from([None, None, "d1", "d2"]), label="dedup id")
+            dedup = pick(data, [None, None, "d1", "d2"], "dedup id")
             if dedup is None and not self.model.queues[MAIN].content_based_dedup:
                 dedup = f"u{self.sent}"
-            fault = data.draw(st.sampled_from([None] * 8 + ["no group", "delay"]), label="send fault")
-            group = None if fault == "no group" else data.draw(st.sampled_from(["g1", "g1", "g2"]), label="group")
+            fault = pick(data, [None] * 8 + ["no group", "delay"], "send fault")
+            group = None if fault == "no group" else pick(data, ["g1", "g1", "g2"], "group")
             self.do(SendMessage(MAIN, body, group_id=group, dedup_id=dedup,
                                 delay_seconds=5 if fault == "delay" else None))
         elif self.profile.has_delay:
-            delay = data.draw(st.sampled_from([None, None, 0, 1, 10, 901, -1, 900]), label="delay")
+            delay = pick(data, [None, None, 0, 1, 10, 901, -1, 900], "delay")
             self.do(SendMessage(MAIN, body, delay_seconds=delay))
         else:
             self.do(SendMessage(MAIN, body))
@@ -260,7 +280,7 @@ class VisibilityMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.profile.fifo)
     @rule(data=st.data())
     def send_in_order(self, data):  # FIFO: a producer's ordered run in one group, what locks and prefixes act on
-        for _ in range(data.draw(st.sampled_from([2, 3]), label="in order")):
+        for _ in range(pick(data, [2, 3], "in order")):
             self.send_plain("g1")
 
     @precondition(lambda self: self.profile.validates_receive_params)
@@ -272,17 +292,17 @@ class VisibilityMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def receive(self, data):
-        queue = data.draw(st.sampled_from(self.queues + [MAIN, MAIN]), label="queue")
+        queue = pick(data, self.queues + [MAIN, MAIN], "queue")
         kw = {}
         if self.profile.validates_receive_params:
-            kw["max_messages"] = data.draw(st.sampled_from([10] * 6 + [None, 1, 2, 0, 11, -1]), label="max")
+            kw["max_messages"] = pick(data, [10] * 6 + [None, 1, 2, 0, 11, -1], "max")
         if RCV_OVERRIDE in self.profile.rule_ids:
-            kw["visibility_timeout"] = data.draw(st.sampled_from((None,) * 12 + self.timeouts), label="override")
+            kw["visibility_timeout"] = pick(data, (None,) * 12 + self.timeouts, "override")
         if self.profile.has_long_poll:
             waits = [1] * 6 + ([2, 3, 0, None, 21, -1] if self.polls_take_time else [5, 20, 0, None, 21, -1])
-            kw["wait_time_seconds"] = data.draw(st.sampled_from(waits), label="wait")
+            kw["wait_time_seconds"] = pick(data, waits, "wait")
         if self.profile.fifo:
-            kw["attempt_id"] = data.draw(st.sampled_from([None, None, "a1", "a2"]), label="attempt id")
+            kw["attempt_id"] = pick(data, [None, None, "a1", "a2"], "attempt id")
         op = ReceiveMessage(queue, **kw)
         if op.attempt_id:
             self.attempted = op
@@ -305,7 +325,7 @@ class VisibilityMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.handles)
     @rule(data=st.data())
     def change_latest(self, data):  # a current receipt: the path most rules sit on
-        handle = data.draw(st.sampled_from(self.handles[-3:][::-1]), label="recent handle")
+        handle = pick(data, self.handles[-3:][::-1], "recent handle")
         self.do(ChangeMessageVisibility(MAIN, handle, self.pick_timeout(data, handle)))
 
     @precondition(lambda self: self.handles)
@@ -314,20 +334,20 @@ class VisibilityMachine(RuleBasedStateMachine):
         handle = self.handles[-1]
         room = self.room_under_ceiling(handle)
         room = 43200 if room is None else room
-        offset = data.draw(st.sampled_from(CEILING_OFFSETS), label="past the room")
+        offset = pick(data, CEILING_OFFSETS, "past the room")
         self.do(ChangeMessageVisibility(MAIN, handle, max(0, math.floor(room)) + offset))
 
     @precondition(lambda self: self.handles)
     @rule(data=st.data())
     def heartbeat(self, data):  # seed 002: keep extending while working, then try past the 12-hour ceiling
         handle = self.handles[-1]
-        for _ in range(data.draw(st.integers(1, 3), label="beats")):
+        for _ in range(data.draw(ONE_TO_THREE, label="beats")):
             deadlines = [r.deadline for r in self.model.receipts(MAIN, self.session.now) if r.handle == handle]
             if not deadlines:
                 break
             self.session.advance(round(max(0.0, deadlines[0] - self.session.now) / 2, 6))  # beat halfway
             self.do(ChangeMessageVisibility(MAIN, handle, 120))
-        if data.draw(st.booleans(), label="then past the ceiling?"):
+        if data.draw(COIN, label="then past the ceiling?"):
             self.change_at_ceiling(data)
 
     def deadline_of(self, handle: str) -> float | None:
@@ -339,7 +359,7 @@ class VisibilityMachine(RuleBasedStateMachine):
         deadline = self.deadline_of(handle)
         if deadline is not None:
             self.session.advance(round(deadline - self.session.now + 0.001, 6))
-        self.do(ReceiveMessage(data.draw(st.sampled_from(self.queues), label="queue"), **self.plain_receive()))
+        self.do(ReceiveMessage(pick(data, self.queues, "queue"), **self.plain_receive()))
 
     def plain_receive(self) -> dict:
         kw = {"max_messages": 10} if self.profile.validates_receive_params else {}
@@ -349,23 +369,23 @@ class VisibilityMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def redeliver(self, data):  # maybe change the latest receipt, let its deadline pass, receive again
         handle = self.handles[-1]
-        if data.draw(st.booleans(), label="change it first?"):
-            self.do(ChangeMessageVisibility(MAIN, handle, data.draw(st.sampled_from([0, 1, 5, 60]), label="to")))
+        if data.draw(COIN, label="change it first?"):
+            self.do(ChangeMessageVisibility(MAIN, handle, pick(data, [0, 1, 5, 60], "to")))
         self.pass_deadline_and_receive(handle, data)
 
     @precondition(lambda self: len(self.last_receive) > 1)
     @rule(data=st.data())
     def split_joint_receive(self, data):  # keep one of several messages received together hidden
         # Hiding one with others behind it is what shows a FIFO group's visible prefix stop at it.
-        kept = data.draw(st.sampled_from(self.last_receive[1:]), label="kept hidden")
+        kept = pick(data, self.last_receive[1:], "kept hidden")
         self.do(ChangeMessageVisibility(MAIN, kept, 600))
         self.pass_deadline_and_receive(self.last_receive[0], data)
 
     @precondition(lambda self: len(self.handles) > 1)
     @rule(data=st.data())
     def change_stale(self, data):
-        handle = data.draw(st.sampled_from(self.handles[:-1]), label="older handle")
-        self.do(ChangeMessageVisibility(MAIN, handle, data.draw(st.sampled_from(self.timeouts), label="timeout")))
+        handle = pick(data, self.handles[:-1], "older handle")
+        self.do(ChangeMessageVisibility(MAIN, handle, pick(data, self.timeouts, "timeout")))
 
     @rule(data=st.data())
     def delete(self, data):
@@ -374,7 +394,7 @@ class VisibilityMachine(RuleBasedStateMachine):
     @precondition(lambda self: len(self.handles) > 1)
     @rule(data=st.data())
     def delete_stale(self, data):  # a handle from an earlier receive of a message received since
-        self.do(DeleteMessage(MAIN, data.draw(st.sampled_from(self.handles[:-1]), label="older handle")))
+        self.do(DeleteMessage(MAIN, pick(data, self.handles[:-1], "older handle")))
 
     @precondition(lambda self: self.profile.has_batches)
     @rule(data=st.data())
@@ -388,9 +408,9 @@ class VisibilityMachine(RuleBasedStateMachine):
         self.do(DeleteMessageBatch(MAIN, tuple(DeleteEntry(i, h) for i, h in self.batch(data))))
 
     def batch(self, data) -> list[tuple[str, str]]:
-        size = data.draw(st.sampled_from([1, 2, 2, 3, 0, 11, 10]), label="entries")  # both edges of 1..10
+        size = pick(data, [1, 2, 2, 3, 0, 11, 10], "entries")  # both edges of 1..10
         ids = [f"e{i}" for i in range(size)]
-        fault = data.draw(st.sampled_from([None] * 4 + ["bad id", "same id"]), label="id fault")
+        fault = pick(data, [None] * 4 + ["bad id", "same id"], "id fault")
         if ids and fault == "bad id":
             ids[0] = "bad id!"
         elif len(ids) > 1 and fault == "same id":
@@ -403,18 +423,18 @@ class VisibilityMachine(RuleBasedStateMachine):
     def advance(self, data):
         now = self.session.now
         edges = [t for q in self.queues for t in self.model.edges(q, now)]
-        if edges and data.draw(st.booleans(), label="aim at an edge?"):
-            edge = data.draw(st.sampled_from(sorted(set(edges))[:6]), label="edge")
-            seconds = max(0.0, edge + data.draw(st.sampled_from(EDGE_OFFSETS), label="offset") - now)
+        if edges and data.draw(COIN, label="aim at an edge?"):
+            edge = pick(data, sorted(set(edges))[:6], "edge")
+            seconds = max(0.0, edge + pick(data, EDGE_OFFSETS, "offset") - now)
         else:
-            seconds = data.draw(st.sampled_from(self.advances), label="seconds")
+            seconds = pick(data, self.advances, "seconds")
         self.session.advance(round(seconds, 6))
 
     @precondition(lambda self: self.sent > 0)
     @rule(data=st.data())
     def let_messages_wait(self, data):  # time spent in the queue before a first receive must not count
         waits = [1.5] if self.real else [1.5, 100, 5000]
-        self.session.advance(data.draw(st.sampled_from(waits), label="wait in queue"))
+        self.session.advance(pick(data, waits, "wait in queue"))
 
     @precondition(lambda self: self.handles)
     @rule(data=st.data())
@@ -422,8 +442,8 @@ class VisibilityMachine(RuleBasedStateMachine):
         now = self.session.now
         edges = [t for q in self.queues for t in self.model.edges(q, now)]
         if edges:
-            edge = data.draw(st.sampled_from(sorted(set(edges))[:4]), label="edge")
-            offset = data.draw(st.sampled_from(EDGE_OFFSETS), label="offset")
+            edge = pick(data, sorted(set(edges))[:4], "edge")
+            offset = pick(data, EDGE_OFFSETS, "offset")
             self.session.advance(round(max(0.0, edge + offset - now), 6))
 
     # --- the queue -------------------------------------------------------------------------------------------
@@ -433,13 +453,13 @@ class VisibilityMachine(RuleBasedStateMachine):
         attributes = [("VisibilityTimeout", (0, 1, 5, 30, 60, 43200, 43201, -1))]
         attributes += [("DelaySeconds", (0, 5, 901))] if self.profile.has_delay else []
         attributes += [("ReceiveMessageWaitTimeSeconds", (0, 2, 21))] if self.profile.has_long_poll else []
-        name, values = data.draw(st.sampled_from(attributes), label="attribute")
-        self.do(SetQueueAttributes(MAIN, {name: data.draw(st.sampled_from(values), label="value")}))
+        name, values = pick(data, attributes, "attribute")
+        self.do(SetQueueAttributes(MAIN, {name: pick(data, values, "value")}))
 
     @precondition(lambda self: self.handles)
     @rule(data=st.data())
     def retime_in_flight(self, data):  # a new queue timeout while a message is in flight, then a receive
-        timeout = data.draw(st.sampled_from((0, 1, 5, 60)), label="queue timeout")
+        timeout = pick(data, (0, 1, 5, 60), "queue timeout")
         self.do(SetQueueAttributes(MAIN, {"VisibilityTimeout": timeout}))
         self.do(ReceiveMessage(MAIN, **self.plain_receive()))
 
@@ -455,13 +475,13 @@ class VisibilityMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.profile.has_peek)
     @rule(data=st.data())
     def peek(self, data):
-        self.do(PeekMessage(MAIN, data.draw(st.sampled_from([1, 10]), label="max")))
+        self.do(PeekMessage(MAIN, pick(data, [1, 10], "max")))
 
     @precondition(lambda self: self.sent > 0 and self.profile.lock_unreceived)
     @rule(data=st.data())
     def lock_unreceived(self, data):  # sqs-2008: a change on a message never received locks it
-        message_id = data.draw(st.sampled_from(sorted(self.model.messages)), label="message")
-        self.do(ChangeMessageVisibility(MAIN, message_id, data.draw(st.sampled_from(self.timeouts), label="lock")))
+        message_id = pick(data, sorted(self.model.messages), "message")
+        self.do(ChangeMessageVisibility(MAIN, message_id, pick(data, self.timeouts, "lock")))
 
 
 def build_machine(run: Run) -> type[VisibilityMachine]:

@@ -231,3 +231,40 @@ def test_a_trimmed_case_sends_only_handles_an_earlier_kept_step_issued_or_plain_
             assert all(replayed.ids.issued(h) or h in GARBAGE_HANDLES for h in named), (index, step.op)
             sent_as_garbage += sum(h in GARBAGE_HANDLES for h in named)
     assert sent_as_garbage >= 3  # without either send or either receive, a handle it names was never issued
+
+
+def test_pick_draws_what_sampled_from_draws_and_keeps_each_values_type():
+    from hypothesis import given, seed, settings, strategies as st
+
+    from conformance.machine import pick
+
+    drawn: list[tuple] = []
+
+    @seed(16)
+    @settings(max_examples=30, database=None)
+    @given(st.data())
+    def both_ways(data):
+        # the same choice sequence read twice: once through `pick`, once through a plain sampled_from
+        ints = pick(data, [1, 2, 3], "ints")
+        floats = pick(data, [1.0, 2.0, 3.0], "floats")  # equal to the ints as dict keys: must not share a strategy
+        flags = pick(data, (True, False), "flags")
+        drawn.append((ints, floats, flags))
+
+    both_ways()
+    assert {type(i) for i, _, _ in drawn} == {int}
+    assert {type(f) for _, f, _ in drawn} == {float}
+    assert {type(b) for _, _, b in drawn} == {bool}
+    assert len({i for i, _, _ in drawn}) > 1  # it does choose
+
+    plain: list[tuple] = []
+
+    @seed(16)
+    @settings(max_examples=30, database=None)
+    @given(st.data())
+    def sampled(data):
+        plain.append((data.draw(st.sampled_from([1, 2, 3]), label="ints"),
+                      data.draw(st.sampled_from([1.0, 2.0, 3.0]), label="floats"),
+                      data.draw(st.sampled_from((True, False)), label="flags")))
+
+    sampled()
+    assert drawn == plain  # the same search: a seeded run finds what it found before
