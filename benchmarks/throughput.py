@@ -7,7 +7,11 @@ the same order, read back from the suite's trace), and the suite's own requests 
 same parameters, the clock moved as it was). Each ratio suite ÷ baseline is the share of moto's speed the suite
 keeps.
 
-    python benchmarks/throughput.py [--examples N] [--profile sqs-standard]
+    python benchmarks/throughput.py [--examples N] [--profile sqs-standard] [--repeat N] [--model-only]
+
+The suite against the model is also timed in CPU seconds a step, the best of `--repeat` runs: on a busy machine
+the steadier figure of the suite's own cost (the model as a target costs little), to compare two versions of the
+code run alternately.
 """
 
 from __future__ import annotations
@@ -81,6 +85,7 @@ def suite(target, profile: str, examples: int, out: Path, requests: list[Request
     each call (the model judging the answer, the trace), and everything else (Hypothesis drawing each step and
     running its engine, the machine choosing arguments, setting up each case)."""
     in_target, in_session, recorder = Stopwatch(), Stopwatch(), Stopwatch()
+    cpu = time.process_time()
     if requests is not None:
         recording(target, requests, recorder)  # the benchmark's own work: not counted as the suite's
     target.execute = in_target.wrap(target.execute)
@@ -98,7 +103,8 @@ def suite(target, profile: str, examples: int, out: Path, requests: list[Request
     seconds = time.perf_counter() - start - recorder.seconds
     return seconds, result.steps, {"target": in_target.seconds - recorder.seconds,
                                    "session": in_session.seconds - in_target.seconds,
-                                   "rest": seconds + recorder.seconds - in_session.seconds}
+                                   "rest": seconds + recorder.seconds - in_session.seconds,
+                                   "cpu": time.process_time() - cpu - recorder.seconds}
 
 
 def raw_loop(operations: list[str], fifo: bool) -> float:
@@ -208,16 +214,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=60)  # fewer: too few steps for a steady figure
     parser.add_argument("--profile", default="sqs-standard")
+    parser.add_argument("--repeat", type=int, default=1, help="runs against the model, the best CPU figure kept")
+    parser.add_argument("--model-only", action="store_true", help="only the suite against the model")
     args = parser.parse_args()
+    if args.repeat < 1 or args.examples < 1:
+        parser.error("--repeat and --examples must be at least 1")
     with tempfile.TemporaryDirectory() as tmp:
-        seconds, steps, _ = suite(ModelTarget(args.profile), args.profile, args.examples, Path(tmp) / "model")
-        print(f"suite against the model: {steps / seconds:9,.0f} steps/s  ({steps:,} steps in {seconds:.1f} s)")
+        runs = [suite(ModelTarget(args.profile), args.profile, args.examples, Path(tmp) / f"model{i}")
+                for i in range(args.repeat)]
+        seconds, steps, _ = runs[0]
+        cpu = min(spent["cpu"] for _, _, spent in runs) / steps
+        print(f"suite against the model: {steps / seconds:9,.0f} steps/s  ({steps:,} steps in {seconds:.1f} s; "
+              f"{1000 * cpu:.3f} ms of CPU a step, best of {args.repeat})")
+        if args.model_only:
+            return
         requests: list[Request] = []
         seconds, steps, spent = suite(MotoTarget(), args.profile, args.examples, Path(tmp) / "moto", requests)
         suite_rate = steps / seconds
         print(f"suite against moto:      {suite_rate:9,.0f} steps/s  ({steps:,} steps in {seconds:.1f} s)")
         print("  a step's time: " + ", ".join(f"{part} {1000 * t / steps:.2f} ms ({t / seconds:.0%})"
-                                             for part, t in spent.items())
+                                             for part, t in spent.items() if part != "cpu")
               + "   (target: moto's calls; session: the model's verdict and the trace; rest: Hypothesis, the machine,"
                 " each case's set-up)")
         trace = Path(tmp) / "moto" / "trace.jsonl"
