@@ -60,7 +60,10 @@ def pick(data: st.DataObject, values: Iterable, label: str):
     from it (benchmarks/throughput.py). Keyed by each value's type too: 1, 1.0 and True are equal in a dict."""
     values = tuple(values)
     key = tuple((type(v), v) for v in values)
-    strategy = _PICKS.get(key)
+    try:
+        strategy = _PICKS.get(key)
+    except TypeError:  # a value that cannot be a key: built each time
+        return data.draw(st.sampled_from(values), label=label)
     if strategy is None:
         if len(_PICKS) >= _PICKS_KEPT:
             _PICKS.clear()

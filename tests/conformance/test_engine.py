@@ -248,6 +248,7 @@ def test_pick_draws_what_sampled_from_draws_and_keeps_each_values_type():
         ints = pick(data, [1, 2, 3], "ints")
         floats = pick(data, [1.0, 2.0, 3.0], "floats")  # equal to the ints as dict keys: must not share a strategy
         flags = pick(data, (True, False), "flags")
+        assert pick(data, [[1], [1]], "lists") == [1]  # values that cannot be keys are drawn all the same
         drawn.append((ints, floats, flags))
 
     both_ways()
@@ -265,6 +266,7 @@ def test_pick_draws_what_sampled_from_draws_and_keeps_each_values_type():
         plain.append((data.draw(st.sampled_from([1, 2, 3]), label="ints"),
                       data.draw(st.sampled_from([1.0, 2.0, 3.0]), label="floats"),
                       data.draw(st.sampled_from((True, False)), label="flags")))
+        data.draw(st.sampled_from([[1], [1]]), label="lists")
 
     sampled()
     assert drawn == plain  # the same search: a seeded run finds what it found before
