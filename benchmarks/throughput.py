@@ -80,8 +80,8 @@ def recording(target, requests: list[Request], overhead: Stopwatch) -> None:
 
 
 def suite(target, profile: str, examples: int, out: Path, requests: list[Request] | None = None
-          ) -> tuple[float, int, dict[str, float]]:
-    """Seconds and steps of a run, and where its time went: in the target, in the session's own work around
+          ) -> tuple[float, int, int, dict[str, float]]:
+    """Seconds, steps and cases of a run, and where its time went: in the target, in the session's own work around
     each call (the model judging the answer, the trace), and everything else (Hypothesis drawing each step and
     running its engine, the machine choosing arguments, setting up each case)."""
     in_target, in_session, recorder = Stopwatch(), Stopwatch(), Stopwatch()
@@ -101,10 +101,38 @@ def suite(target, profile: str, examples: int, out: Path, requests: list[Request
         Session.execute = original  # type: ignore[method-assign]
         target.close()
     seconds = time.perf_counter() - start - recorder.seconds
-    return seconds, result.steps, {"target": in_target.seconds - recorder.seconds,
+    return seconds, result.steps, result.cases, {"target": in_target.seconds - recorder.seconds,
                                    "session": in_session.seconds - in_target.seconds,
                                    "rest": seconds + recorder.seconds - in_session.seconds,
                                    "cpu": time.process_time() - cpu - recorder.seconds}
+
+
+def engine_floor(rules: int, steps_per_case: int, cases: int) -> float:
+    """Seconds a step of Hypothesis' stateful engine alone: a machine of `rules` rules that each take `st.data()`
+    and do nothing, run for `cases` cases of `steps_per_case` steps (the suite's own shape), no shrinking. What
+    any machine run by that engine pays before it draws, judges or sends anything."""
+    from hypothesis import HealthCheck, Phase, settings, strategies as st
+    from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+
+    steps = [0]
+
+    def nothing(self, data) -> None:
+        steps[0] += 1
+
+    body = {f"rule_{i}": rule(data=st.data())(_renamed(nothing, f"rule_{i}")) for i in range(rules)}
+    machine = type("EmptyMachine", (RuleBasedStateMachine,), body)
+    start = time.perf_counter()
+    run_state_machine_as_test(machine, settings=settings(
+        max_examples=cases, stateful_step_count=steps_per_case, deadline=None, database=None,
+        suppress_health_check=list(HealthCheck), phases=[Phase.generate]))
+    return (time.perf_counter() - start) / max(1, steps[0])
+
+
+def _renamed(function, name: str):
+    def renamed(self, data) -> None:
+        function(self, data)
+    renamed.__name__ = renamed.__qualname__ = name  # Hypothesis tells rules apart by name
+    return renamed
 
 
 def raw_loop(operations: list[str], fifo: bool) -> float:
@@ -222,14 +250,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         runs = [suite(ModelTarget(args.profile), args.profile, args.examples, Path(tmp) / f"model{i}")
                 for i in range(args.repeat)]
-        seconds, steps, _ = runs[0]
-        cpu = min(spent["cpu"] for _, _, spent in runs) / steps
+        seconds, steps, _, _ = runs[0]
+        cpu = min(spent["cpu"] for _, _, _, spent in runs) / steps
         print(f"suite against the model: {steps / seconds:9,.0f} steps/s  ({steps:,} steps in {seconds:.1f} s; "
               f"{1000 * cpu:.3f} ms of CPU a step, best of {args.repeat})")
         if args.model_only:
             return
         requests: list[Request] = []
-        seconds, steps, spent = suite(MotoTarget(), args.profile, args.examples, Path(tmp) / "moto", requests)
+        seconds, steps, cases, spent = suite(MotoTarget(), args.profile, args.examples, Path(tmp) / "moto", requests)
         suite_rate = steps / seconds
         print(f"suite against moto:      {suite_rate:9,.0f} steps/s  ({steps:,} steps in {seconds:.1f} s)")
         print("  a step's time: " + ", ".join(f"{part} {1000 * t / steps:.2f} ms ({t / seconds:.0%})"
@@ -258,6 +286,14 @@ def main() -> None:
         print(f"ceiling, were the suite's own cost zero: {1 / in_moto / raw_rate:.2f} of the same mix, "
               f"{1 / in_moto / replay_rate:.2f} of the replay  (moto's calls inside the suite: "
               f"{1000 * in_moto:.2f} ms a step, against {1000 / replay_rate:.2f} ms replayed alone)")
+        # Hypothesis' stateful engine's own floor, in the suite's shape: what no work of the suite's can go below.
+        from conformance.machine import VisibilityMachine
+
+        rules = len(VisibilityMachine.setup_state().rules)
+        floor = engine_floor(rules, max(1, round(steps / cases)), cases)
+        print(f"Hypothesis' stateful engine alone ({rules} rules doing nothing, {steps / cases:.0f} steps a case, "
+              f"{cases} cases): {1000 * floor:.2f} ms a step; a suite costing that and moto's calls, nothing else: "
+              f"{1 / (1 + floor * raw_rate):.2f} of the same mix, {1 / (1 + floor * replay_rate):.2f} of the replay")
 
 
 if __name__ == "__main__":
