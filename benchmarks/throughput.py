@@ -116,23 +116,19 @@ def engine_floor(rules: int, steps_per_case: int, cases: int) -> float:
 
     steps = [0]
 
-    def nothing(self, data) -> None:
-        steps[0] += 1
+    def rule_named(name: str):
+        def nothing(self, data) -> None:
+            steps[0] += 1
+        nothing.__name__ = nothing.__qualname__ = name  # Hypothesis tells rules apart by name
+        return rule(data=st.data())(nothing)
 
-    body = {f"rule_{i}": rule(data=st.data())(_renamed(nothing, f"rule_{i}")) for i in range(rules)}
+    body = {f"rule_{i}": rule_named(f"rule_{i}") for i in range(rules)}
     machine = type("EmptyMachine", (RuleBasedStateMachine,), body)
     start = time.perf_counter()
     run_state_machine_as_test(machine, settings=settings(
         max_examples=cases, stateful_step_count=steps_per_case, deadline=None, database=None,
         suppress_health_check=list(HealthCheck), phases=[Phase.generate]))
     return (time.perf_counter() - start) / max(1, steps[0])
-
-
-def _renamed(function, name: str):
-    def renamed(self, data) -> None:
-        function(self, data)
-    renamed.__name__ = renamed.__qualname__ = name  # Hypothesis tells rules apart by name
-    return renamed
 
 
 def raw_loop(operations: list[str], fifo: bool) -> float:
