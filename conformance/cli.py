@@ -140,6 +140,9 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
                            f"(it speaks {', '.join(sorted(target.profiles))})")
     budget = runner.search_budget(target.clock.kind, budget)
     searching = f", searching for {budget:.0f} s" if budget and not witnesses_only else ""
+    # The report's Spark starts beside the run, not after it; not beside a run on a real or moved clock, whose
+    # target's timing another busy process on the machine could disturb.
+    early = _early_report(out_dir, report_dir) if report_dir is not None and target.clock.kind == "virtual" else None
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True, disable=not console.is_terminal) as progress:
         task = progress.add_task("starting")
@@ -155,7 +158,11 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
                                 shrink_seconds=shrink_seconds, witnesses=witnesses, search=not witnesses_only,
                                 budget=budget)
         except (TargetError, WitnessError) as error:
+            _stop(early)
             raise OneLineError(str(error)) from None
+        except BaseException:
+            _stop(early)
+            raise
         finally:
             close_all(targets)
     findings = report.write_findings(result, out_dir)
@@ -164,7 +171,7 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
         console.print(f"{target.requests:,} requests sent; at public SQS pricing about "
                       f"${target.cost_estimate(PROFILES[profile].fifo):.4f}")
     if report_dir is not None:
-        _report([str(out_dir)], report_dir, None)
+        _report([str(out_dir)], report_dir, None, early=early)
     if write_baseline is not None:
         try:
             write_baseline.write_text(baseline.from_result(result).to_json() + "\n")
@@ -221,6 +228,18 @@ def _writable(folder: Path, option: str) -> None:
         probe.unlink()
     except OSError as error:
         raise OneLineError(f"{option} {folder}: cannot write there ({error.strerror or error})") from None
+
+
+def _early_report(out_dir: Path, report_dir: str):
+    """The report's session, starting now (reports/early.py)."""
+    from reports.early import EarlySession
+
+    return EarlySession.start([str(out_dir)], report_dir)
+
+
+def _stop(early) -> None:
+    if early is not None:
+        early.stop()
 
 
 def _can_report() -> None:
@@ -451,7 +470,9 @@ def report(traces: tuple[str, ...], out_dir: str, master: str | None, archive_di
     _report(list(traces), out_dir, master, Path(archive_dir) if archive_dir else None)
 
 
-def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Path | None = None) -> None:
+def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Path | None = None,
+            early=None) -> None:
+    """The report of `traces` into `out_dir`, in the session `early` started (reports/early.py) if given."""
     from reports.spark import ReportError, in_one_jvm, java_banner, session
 
     try:
@@ -471,7 +492,10 @@ def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Pa
             _writable(archive_dir, "--jvm-archive")
             archive = JvmArchive(archive_dir.resolve(), java_banner())
         # first: without Java, nothing is written
-        spark = session(master, archive, **session_options(traces, out_dir))
+        if early is not None:
+            spark = early.session(traces, out_dir)
+        else:
+            spark = session(master, archive, **session_options(traces, out_dir))
         if "://" not in out_dir:  # a local folder; Spark itself says what is wrong with a Hadoop path
             _writable(Path(out_dir), "--out")
         # A cluster's executors are JVMs of their own (and spark-submit's session may be on one).

@@ -76,6 +76,15 @@ def _local_threads(master: str | None) -> int:
 INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
 
+def set_interpreted(spark, interpreted: bool) -> None:
+    """Make a running session generate code for its queries or not (INTERPRETED), as `session_config` would have."""
+    for key, value in INTERPRETED.items():
+        if interpreted:
+            spark.conf.set(key, value)
+        else:
+            spark.conf.unset(key)
+
+
 def session_config(master: str | None, interpreted: bool = False) -> dict[str, str]:
     """The settings the job's own session gets beyond its Java options: a master in one JVM (given or not) is sized
     for the machine and bound to loopback, and with `interpreted` generates no code (`workload.interpreted` says
