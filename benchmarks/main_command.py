@@ -3,7 +3,7 @@
 Runs, in one session and each in a fresh process, `python3 -m conformance run --target moto` as the README does
 (the witnesses, then the search for the default budget, then the report with Spark), and the same with
 `--witnesses-only` and without `--report`, so that the figures say where the time goes. Prints each wall time and
-its ratio to the witnesses-only run (the baseline of this session).
+its ratio to the witnesses-only run (the baseline of this session), and what the report adds after the run's results.
 
     python benchmarks/main_command.py
 """
@@ -19,12 +19,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def timed(*args: str) -> tuple[float, int, str]:
+def timed(*args: str) -> tuple[float, int, str, float | None]:
+    """Wall seconds, exit code and last line of `run --target moto ARGS`, and the seconds from the run's results
+    (its table) to the report's line: what the report adds after the run (None without a report)."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "conformance", "run", "--target", "moto", *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=1800)
-    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr.strip()[-200:]
-    return time.perf_counter() - start, done.returncode, last
+    command = [sys.executable, "-m", "conformance", "run", "--target", "moto", *args]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT) as done:
+        assert done.stdout is not None
+        lines, results_at, report_at = [], None, None
+        for line in done.stdout:
+            lines.append(line.rstrip())
+            if results_at is None and " against " in line and " cases, " in line:  # the results table's title
+                results_at = time.perf_counter()
+            if report_at is None and line.startswith("report: "):
+                report_at = time.perf_counter()
+        code = done.wait(timeout=1800)
+    kept = [line for line in lines if line.strip()]
+    report = report_at - results_at if report_at is not None and results_at is not None else None
+    return time.perf_counter() - start, code, kept[-1] if kept else "", report
 
 
 def main() -> None:
@@ -36,9 +48,11 @@ def main() -> None:
         ]
         baseline = None
         for label, args in runs:
-            seconds, code, last = timed(*args)
+            seconds, code, last, report = timed(*args)
             baseline = baseline or seconds
             print(f"{label:34s} {seconds:7.1f} s  ({seconds / baseline:4.1f}x witnesses only)  exit {code}: {last}")
+            if report is not None:
+                print(f"{'  of which the report, after the run':34s} {report:7.1f} s")
 
 
 if __name__ == "__main__":
