@@ -157,11 +157,10 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
                                 on_progress=on_case, shrink=not no_shrink, tolerate=frozenset(tolerate),
                                 shrink_seconds=shrink_seconds, witnesses=witnesses, search=not witnesses_only,
                                 budget=budget)
-        except (TargetError, WitnessError) as error:
-            _stop(early)
-            raise OneLineError(str(error)) from None
-        except BaseException:
-            _stop(early)
+        except BaseException as error:
+            _stop(early)  # no report will take the session
+            if isinstance(error, (TargetError, WitnessError)):
+                raise OneLineError(str(error)) from None
             raise
         finally:
             close_all(targets)
