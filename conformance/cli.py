@@ -158,7 +158,8 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
                                 shrink_seconds=shrink_seconds, witnesses=witnesses, search=not witnesses_only,
                                 budget=budget)
         except BaseException as error:
-            _stop(early)  # no report will take the session
+            if early is not None:
+                early.stop()  # no report will take the session
             if isinstance(error, (TargetError, WitnessError)):
                 raise OneLineError(str(error)) from None
             raise
@@ -234,11 +235,6 @@ def _early_report(out_dir: Path, report_dir: str):
     from reports.early import EarlySession
 
     return EarlySession.start([str(out_dir)], report_dir)
-
-
-def _stop(early) -> None:
-    if early is not None:
-        early.stop()
 
 
 def _can_report() -> None:
