@@ -196,12 +196,13 @@ def files_by_source(spark: SparkSession, tables: str) -> DataFrame:
 
 
 def literal_frame(spark: SparkSession, rows: list[tuple], schema: str) -> DataFrame:
-    """A small frame held in its plan as literals (`schema` as "name type, …"): one made from Python rows would
-    start Python workers in every job that reads it."""
+    """A small frame held in its plan as one literal (`schema` as "name type, …"): one made from Python rows would
+    start Python workers in every job that reads it, and one of a literal a value would cost a call to the JVM a
+    value (126 rows of three: 0.6 s against 0.02 s, warm)."""
     names = [column.split()[0] for column in schema.split(",")]
     kind = "array<struct<" + ",".join(":".join(column.split()) for column in schema.split(",")) + ">>"
-    structs = [F.struct(*[F.lit(value).alias(name) for value, name in zip(row, names, strict=True)]) for row in rows]
-    return spark.range(1).select(F.inline((F.array(*structs) if structs else F.array()).cast(kind)))
+    text = json.dumps([dict(zip(names, row, strict=True)) for row in rows])
+    return spark.range(1).select(F.inline(F.from_json(F.lit(text), kind)))
 
 
 def _lines(spark: SparkSession, tables: str, quarantined: bool) -> DataFrame:

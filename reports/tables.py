@@ -6,7 +6,7 @@ A divergence is counted against its first rule, the most specific one, as the ru
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 TARGET = ["target", "target_version", "profile"]
@@ -49,36 +49,31 @@ def matrix(steps: DataFrame) -> DataFrame:
                  steps_where("conforming").alias("conforming")))
 
 
-def case_lengths(steps: DataFrame) -> DataFrame:
-    return steps.groupBy("source", "run_id", "case").agg(F.count(F.lit(1)).alias("case_steps"))
-
-
 def divergences(steps: DataFrame, files: DataFrame) -> DataFrame:
     """One row per distinct divergence (target, version, profile, rule): when it was first and last seen, in
     how many runs, and a pointer to its minimal case: the case that showed it in the fewest steps (the run's
     trimmed replay, which its finding holds; among equals, Hypothesis' final replay). `files` names the file of
     each `source`."""
-    seen = (steps.select(*TARGET, "source", "run_id", "case", "step", "final", "invoke_wall",
-                         F.explode("divergences").alias("d"))
-            .select(*TARGET, "source", "run_id", "case", "step", "final", "invoke_wall",
-                    F.element_at("d.rules", 1).alias("rule"), F.col("d.expected").alias("expected"),
-                    F.col("d.observed").alias("observed"))
-            .join(F.broadcast(files), "source")
-            .cache())
-    cases = seen.select("source", "run_id", "case").distinct()  # few: only the cases that diverged
-    seen = seen.join(case_lengths(steps.join(F.broadcast(cases), ["source", "run_id", "case"])),
-                     ["source", "run_id", "case"])
-    shortest_first = Window.partitionBy(*TARGET, "rule").orderBy(
-        "step", F.col("final").desc(), "case_steps", "invoke_wall", "file", "run_id", "case")
-    minimal = (seen.withColumn("rank", F.row_number().over(shortest_first)).where(F.col("rank") == 1)
-               .select(*TARGET, "rule", F.struct("file", "run_id", "case", "step", "case_steps").alias(
-                   "minimal_case"), "expected", "observed"))
-    totals = seen.groupBy(*TARGET, "rule").agg(
-        F.timestamp_seconds(F.min("invoke_wall")).alias("first_seen"),
-        F.timestamp_seconds(F.max("invoke_wall")).alias("last_seen"),
-        F.countDistinct("run_id").alias("runs"),
-        F.count(F.lit(1)).alias("occurrences"))
-    return totals.join(minimal, [*TARGET, "rule"])
+    case = ["source", "run_id", "case"]
+    seen = (steps.where(F.size("divergences") > 0)
+            .select(*TARGET, *case, "step", "final", "invoke_wall", F.explode("divergences").alias("d"))
+            .select(*TARGET, *case, "step", "final", "invoke_wall", F.element_at("d.rules", 1).alias("rule"),
+                    F.col("d.expected").alias("expected"), F.col("d.observed").alias("observed"))
+            .join(F.broadcast(files), "source"))
+    # Every case's length, not only the diverging ones': a join to pick those out cost more than counting them all
+    # (1e6 steps of 50,000 cases on local[2]: 0.5 s against 0.2 s).
+    lengths = steps.groupBy(*case).agg(F.count(F.lit(1)).alias("case_steps"))
+    # The minimal case is the least of these, field by field: one aggregation picks it beside the totals.
+    shortest_first = F.struct("step", (~F.col("final")).alias("not_final"), "case_steps", "invoke_wall", "file",
+                              "run_id", "case", "expected", "observed")
+    return (seen.join(lengths, case).groupBy(*TARGET, "rule")
+            .agg(F.timestamp_seconds(F.min("invoke_wall")).alias("first_seen"),
+                 F.timestamp_seconds(F.max("invoke_wall")).alias("last_seen"),
+                 F.size(F.collect_set("run_id")).alias("runs"), F.count(F.lit(1)).alias("occurrences"),
+                 F.min(shortest_first).alias("minimal"))
+            .select(*TARGET, "rule", "first_seen", "last_seen", "runs", "occurrences",
+                    F.struct("minimal.file", "minimal.run_id", "minimal.case", "minimal.step", "minimal.case_steps"
+                             ).alias("minimal_case"), "minimal.expected", "minimal.observed"))
 
 
 def latency_summary(steps: DataFrame) -> DataFrame:
