@@ -20,17 +20,18 @@ LATENCY_LAST_BIN = 24  # latency bars are powers of two of a millisecond: from 2
 CLOCK = ["target", "target_version", "clock"]
 
 
-def _diverging_rules(column: str = "divergences"):
-    return F.transform(column, lambda d: F.element_at(d["rules"], 1))
-
-
 def matrix(steps: DataFrame) -> DataFrame:
     """Target × rule: steps that exercised the rule, how many could have caught it broken (decisive: diverging
     ones included), and how many conformed, diverged, or were uncertain (no answer came, so the model kept both
     possibilities)."""
     # Steps alike in all the matrix reads are counted together first: few kinds, each exploded into its rules once.
-    kinds = (steps.select(*TARGET, "verdict", _diverging_rules().alias("diverged"), "rules", "decisive")
-             .groupBy(*TARGET, "verdict", "diverged", "rules", "decisive").agg(F.count(F.lit(1)).alias("steps")))
+    # Each kind's diverging rules are the first of each of its divergences', picked once a kind, not once a step
+    # (a lambda, evaluated without generated code: 1e6 steps on local[2], 0.91 -> 0.82 s, medians of ten).
+    kinds = (steps.select(*TARGET, "verdict", F.col("divergences.rules").alias("divergences_rules"), "rules",
+                          "decisive")
+             .groupBy(*TARGET, "verdict", "divergences_rules", "rules", "decisive")
+             .agg(F.count(F.lit(1)).alias("steps"))
+             .withColumn("diverged", F.transform("divergences_rules", lambda rules: F.element_at(rules, 1))))
     per_rule = (kinds.select(*TARGET, "verdict", "diverged", "decisive", "steps",
                              F.explode(F.array_distinct(F.array_union("rules", "diverged"))).alias("rule"))
                 .withColumn("diverging", F.array_contains("diverged", F.col("rule")))
