@@ -37,7 +37,7 @@ from conformance.trace import TraceWriter  # noqa: E402
 from model.rules import rules_for  # noqa: E402
 from reports.trace_format import COLUMNS_FOLDER  # noqa: E402
 
-AGAIN = 4  # runs of the job again in the warm session after its first on a corpus
+AGAIN = 6  # runs of the job again in the warm session after its first on a corpus (the JIT takes some)
 TARGETS = [("moto", "5.2.1", "virtual"), ("localstack", "4.13.1", "shifted"), ("aws", "", "real")]
 OPERATIONS = ["SendMessage", "ReceiveMessage", "ChangeMessageVisibility", "DeleteMessage", "CreateQueue"]
 
