@@ -103,6 +103,23 @@ def test_the_tables_count_exactly_what_the_traces_hold(spark, tmp_path, code):
     assert timing["latency_p50"] == pytest.approx(0.01)
 
 
+def test_a_minimal_case_diverges_earliest_then_is_the_final_replay_then_is_the_shortest(spark, tmp_path, code):
+    def case(number, length, diverging_at, rule, final=False):
+        return [step("r1", number, index, rules=[rule], final=final,
+                     **({"verdict": "divergence", "divergences": [[rule]]} if index == diverging_at else {}))
+                for index in range(length)]
+
+    lines = (case(1, 2, 1, "VIS-TERMINATE") + case(2, 3, 1, "VIS-TERMINATE", final=True)  # the final replay
+             + case(3, 4, 1, "VIS-SHORTEN") + case(4, 2, 1, "VIS-SHORTEN")  # the shorter
+             + case(5, 3, 2, "VIS-DEFAULT", final=True) + case(6, 5, 1, "VIS-DEFAULT"))  # the earlier step
+    write(tmp_path / "traces" / "a.jsonl", lines)
+    out = str(tmp_path / "out")
+    job.build(spark, [str(tmp_path / "traces")], out)
+    minimal = {r["rule"]: r["minimal_case"] for r in rows(spark, out, "divergences")}
+    assert {rule: (m["case"], m["step"], m["case_steps"]) for rule, m in minimal.items()} == {
+        "VIS-TERMINATE": (2, 1, 3), "VIS-SHORTEN": (4, 1, 2), "VIS-DEFAULT": (6, 1, 5)}
+
+
 def test_malformed_lines_are_quarantined_and_every_good_line_kept(spark, tmp_path):
     good = first_run()
     bad = ['{"run_id": "r9", "case": 1', "not json at all", '{"run_id": "r9"}',
