@@ -1,8 +1,11 @@
 """The engine: the model as a target conforms; planted bugs are found, shrunk, and all reported."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from adapters.model_target import ModelTarget
+from conformance import runner
 from conformance.runner import run
 from tests.conformance.planted import TwoBugs, WrongMalformedHandleCode
 
@@ -101,15 +104,27 @@ def test_shrinking_is_capped_for_the_clock_and_restored_after():
     assert engine.MAX_SHRINKING_SECONDS == before
 
 
-def test_a_search_budget_keeps_searching_past_coverage_and_then_stops():
+def test_a_search_budget_keeps_searching_past_coverage_and_then_stops(monkeypatch):
     """Without a budget the search stops once a round finds nothing new and every rule is decided; with one it goes
-    on with fresh rounds until the budget is spent (a round under way is finished)."""
+    on with fresh rounds until the budget is spent (a round under way is finished). The run's clock is the test's,
+    on which each round lasts a second: the verdict does not hang on how busy the machine is."""
     settled = run(ModelTarget("sqs-standard"), "sqs-standard", examples=5, seed=3, witnesses=True,
                   coverage_rounds=0)
+    assert settled.rounds == 1
+
+    now = [0.0]
+    one_round = runner._one_round
+
+    def a_second_long(*args, **kwargs):
+        now[0] += 1.0
+        return one_round(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "_one_round", a_second_long)
+    monkeypatch.setattr(runner, "time", SimpleNamespace(monotonic=lambda: now[0]))
     budgeted = run(ModelTarget("sqs-standard"), "sqs-standard", examples=5, seed=3, witnesses=True,
                    coverage_rounds=0, budget=3.0)
-    assert settled.rounds == 1
-    assert budgeted.rounds > settled.rounds and budgeted.conforms
+    # A quarter of the budget is left to trimming the findings: rounds start at 0, 1 and 2 s, before 2.25 s.
+    assert budgeted.rounds == 3 and budgeted.conforms
 
 
 @pytest.mark.parametrize("profile", ["sqs-standard", "sqs-fifo"])
