@@ -353,6 +353,14 @@ def merged(run_id: str, target: Target, profile: str, results: list[RunResult]) 
     return total
 
 
+def search_phases(shrink: bool) -> list[Phase]:
+    """Hypothesis' phases for a round of the search: every one but `explain`, and `shrink` only if asked. Once a
+    round has failed, `explain` has Hypothesis run every later case (the rest of the round's generation, all of its
+    shrinking) under `sys.settrace`, which makes a call to moto in-process about eight times slower, to annotate a
+    failure report the suite never shows (it reports its own minimal cases)."""
+    return [p for p in Phase if p is not Phase.explain and (shrink or p is not Phase.shrink)]
+
+
 def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int, database, result: RunResult,
                shrink: bool = True) -> list[str]:
     shared.known = frozenset(shared.tolerated)
@@ -363,7 +371,7 @@ def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int
     config = settings(max_examples=examples, stateful_step_count=steps_per_case, deadline=None,
                       database=database, verbosity=Verbosity.quiet, report_multiple_bugs=True,
                       suppress_health_check=list(HealthCheck), derandomize=False,
-                      phases=list(Phase) if shrink else [p for p in Phase if p is not Phase.shrink])
+                      phases=search_phases(shrink))
     try:
         run_state_machine_as_test(machine, settings=config)
         return []

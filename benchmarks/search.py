@@ -1,0 +1,76 @@
+"""The search's time to its findings on moto in-process, against the same search with Hypothesis' `explain` phase
+put back (as the suite ran it until 2026-11-26), alternately in one process.
+
+The search alone: no witnesses and no budget (rounds until one finds no new rule, then coverage rounds), seeded,
+so both start from the same draws. For each profile and seed, each way: wall time, rounds, cases, steps, how many
+of moto's requests ran under a tracer (`explain` traces every case once a round has failed), the rules found and
+the total length of their minimal cases; then the ratio of the times.
+
+    python benchmarks/search.py [--profiles sqs-standard sqs-fifo] [--seeds 1 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hypothesis import Phase  # noqa: E402
+
+from adapters.moto_target import MotoTarget  # noqa: E402
+from conformance import runner  # noqa: E402
+
+WAYS = ("with explain", "now")
+
+
+def search(profile: str, seed: int, explain: bool) -> tuple[str, float]:
+    """One seeded search on a fresh moto, described on one line, and its seconds."""
+    phases = runner.search_phases
+    if explain:
+        runner.search_phases = lambda shrink: [*phases(shrink), Phase.explain]  # type: ignore[assignment]
+    target = MotoTarget()
+    requests = traced = 0
+    execute = target.execute
+
+    def counted(op):
+        nonlocal requests, traced
+        requests += 1
+        traced += sys.gettrace() is not None
+        return execute(op)
+
+    target.execute = counted  # type: ignore[method-assign]
+    try:
+        with tempfile.TemporaryDirectory() as out:
+            start = time.perf_counter()
+            result = runner.run(target, profile, seed=seed, out_dir=Path(out), witnesses=False)
+            seconds = time.perf_counter() - start
+    finally:
+        runner.search_phases = phases  # type: ignore[assignment]
+        target.close()
+    lengths = sum(len(f.steps) for f in result.findings.values())
+    return (f"{seconds:6.1f} s  {result.rounds} rounds, {result.cases:,} cases, {result.steps:,} steps, "
+            f"{traced:,} of {requests:,} requests traced; {len(result.findings)} rules found, minimal cases "
+            f"{lengths} steps in all"), seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profiles", nargs="+", default=["sqs-standard", "sqs-fifo"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2])
+    args = parser.parse_args()
+    for profile in args.profiles:
+        for seed in args.seeds:
+            times = {}
+            for way in WAYS:
+                line, times[way] = search(profile, seed, explain=way == "with explain")
+                print(f"{profile:12s} seed {seed}  {way:12s} {line}", flush=True)
+            print(f"{profile:12s} seed {seed}  now / with explain = {times['now'] / times['with explain']:.2f}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
