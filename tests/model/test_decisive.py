@@ -46,13 +46,20 @@ def test_a_reappearance_is_decided_by_a_long_poll_not_by_a_short_poll_that_may_s
         assert ("RCV-REAPPEAR" in verdict.decisive) is decided, wait
 
 
+def received_in_model_space(model: Model) -> None:
+    """A queue, a message sent to it and received: each answer conforming, as the engine hands answers to the
+    model (an id or handle the target issues for the first time reads as None)."""
+    setup = [(CreateQueue("q"), 0.0, Ok(), 0.01), (SendMessage("q", "m"), 0.01, SendOk(None), 0.02),
+             (ReceiveMessage("q", 1), 0.02, ReceiveOk((ReceivedMessage("msg-1", "m", None, 1, 20),)), 0.03)]
+    for op, invoked, answer, completed in setup:
+        assert model.observe(op, invoked, answer, completed).ok, op
+
+
 def test_nothing_is_decided_where_the_timing_permits_an_answer_of_another_kind():
     """A change right at the 12-hour ceiling under a real clock's window: accepted and refused are both
     permitted, so neither answer can show VIS-CEILING broken; well inside the ceiling the change decides."""
     model = Model("sqs-standard", Timing(windowed=True, tolerance=0.5))
-    model.observe(CreateQueue("q"), 0.0, Ok(), 0.01)
-    model.observe(SendMessage("q", "m"), 0.01, SendOk("msg-1"), 0.02)
-    model.observe(ReceiveMessage("q", 1), 0.02, ReceiveOk((ReceivedMessage("msg-1", "m", "h-1", 1, 20),)), 0.03)
+    received_in_model_space(model)
     handle = next(iter(model.handles))
     inside = model.observe(ChangeMessageVisibility("q", handle, 600), 1.0, ChangeOk(), 1.01)
     assert inside.decisive == ("VIS-EXTEND-NONADDITIVE",)
@@ -179,9 +186,7 @@ def test_a_batch_decides_only_the_rules_its_entries_decided():
     """Under a real clock's window a change at the 12-hour ceiling may be accepted or refused: as a batch entry it
     decides VIS-CEILING no more than as a single call does."""
     model = Model("sqs-standard", Timing(windowed=True, tolerance=0.5))
-    model.observe(CreateQueue("q"), 0.0, Ok(), 0.01)
-    model.observe(SendMessage("q", "m"), 0.01, SendOk("msg-1"), 0.02)
-    model.observe(ReceiveMessage("q", 1), 0.02, ReceiveOk((ReceivedMessage("msg-1", "m", "h-1", 1, 20),)), 0.03)
+    received_in_model_space(model)
     handle = next(iter(model.handles))
     at_edge = model.observe(ChangeMessageVisibilityBatch("q", (ChangeEntry("a", handle, 43199),)), 1.0,
                             BatchOk(("a",)), 1.01)

@@ -572,8 +572,8 @@ def test_a_first_receive_timestamp_seen_in_its_window_is_the_one_later_receives_
     from model.state import Timing
 
     model = Model("sqs-standard", Timing(windowed=True, tolerance=0.1))
-    model.observe(CreateQueue("q", {"VisibilityTimeout": 0}), 0.0, Ok(), 0.001)
-    model.observe(SendMessage("q", "m", delay_seconds=1), 0.002, SendOk("msg-1"), 0.003)
+    assert model.observe(CreateQueue("q", {"VisibilityTimeout": 0}), 0.0, Ok(), 0.001).ok
+    assert model.observe(SendMessage("q", "m", delay_seconds=1), 0.002, SendOk(None), 0.003).ok  # a fresh id
     first = ReceiveOk((ReceivedMessage("msg-1", "m", None, 1, 1005),))
     assert flagged(model.observe(ReceiveMessage("q", 10, None, 1), 0.004, first, 1.006)) == []
     later = ReceiveOk((ReceivedMessage("msg-1", "m", None, 2, later_first_ms),))
