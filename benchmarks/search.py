@@ -4,7 +4,7 @@ put back (as the suite ran it until 2026-11-26), alternately in one process.
 The search alone: no witnesses and no budget (rounds until one finds no new rule, then coverage rounds), seeded,
 so both start from the same draws. For each profile and seed, each way: wall time, rounds, cases, steps, how many
 of moto's requests ran under a tracer (`explain` traces every case once a round has failed), the rules found and
-the total length of their minimal cases; then the ratio of the times.
+the total length of their minimal cases; then the ratio of the times. First, what a call to moto costs traced.
 
     python benchmarks/search.py [--profiles sqs-standard sqs-fifo] [--seeds 1 2]
 """
@@ -25,6 +25,21 @@ from adapters.moto_target import MotoTarget  # noqa: E402
 from conformance import runner  # noqa: E402
 
 WAYS = ("with explain", "now")
+TRACER_MIX = ["SendMessage", "ReceiveMessage", "ChangeMessageVisibility", "DeleteMessage", "GetQueueAttributes"]
+
+
+def tracer_cost(rounds: int = 120) -> str:
+    """A plain boto3 loop on moto in-process, then the same under the tracer Hypothesis' `explain` phase installs:
+    what a traced case pays for each of its calls."""
+    from hypothesis.internal.scrutineer import Tracer  # internal, as `explain` uses it; here only to measure it
+
+    from throughput import raw_loop  # benchmarks/throughput.py, beside this script
+
+    calls = TRACER_MIX * rounds
+    plain = len(calls) / raw_loop(calls, fifo=False)
+    with Tracer(should_trace=True):
+        traced = len(calls) / raw_loop(calls, fifo=False)
+    return f"plain boto3 on moto {plain:,.0f} calls/s, under Hypothesis' tracer {traced:,.0f} ({len(calls)} calls)"
 
 
 def search(profile: str, seed: int, explain: bool) -> tuple[str, float]:
@@ -62,6 +77,7 @@ def main() -> None:
     parser.add_argument("--profiles", nargs="+", default=["sqs-standard", "sqs-fifo"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2])
     args = parser.parse_args()
+    print(tracer_cost(), flush=True)
     for profile in args.profiles:
         for seed in args.seeds:
             times = {}

@@ -356,7 +356,7 @@ def merged(run_id: str, target: Target, profile: str, results: list[RunResult]) 
 def search_phases(shrink: bool) -> list[Phase]:
     """Hypothesis' phases for a round of the search: every one but `explain`, and `shrink` only if asked. Once a
     round has failed, `explain` has Hypothesis run every later case (the rest of the round's generation, all of its
-    shrinking) under `sys.settrace`, which makes a call to moto in-process about eight times slower, to annotate a
+    shrinking) under `sys.settrace`, which makes a call to moto in-process 7–8 times slower, to annotate a
     failure report the suite never shows (it reports its own minimal cases)."""
     return [p for p in Phase if p is not Phase.explain and (shrink or p is not Phase.shrink)]
 
