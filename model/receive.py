@@ -801,9 +801,9 @@ class ReceiveExpectation:
         effects = Effects()
         shown: list[ReceivedMessage] = []
         minted: set[str] = set()
-        returned_ids = set()
+        returned_ids: dict[str, None] = {}  # in the answer's order: the rules it decides come in that order
         for message, states in returned:
-            returned_ids.add(message.id)
+            returned_ids[message.id] = None
             handle = self.model.mint_handle()
             minted.add(handle)
             bases = states or message.states[:1]  # none fit (a divergent answer): adopt it so the run goes on

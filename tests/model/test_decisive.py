@@ -253,3 +253,20 @@ def test_a_handle_of_a_message_at_its_max_receive_count_is_a_situation():
     at_limit = change_after(2).outcomes
     assert at_limit and all(o.situation_of(rule) == "at its maxReceiveCount" for o in at_limit for rule in o.rules)
     assert all(o.situation_of(rule) != "at its maxReceiveCount" for o in change_after(1).outcomes for rule in o.rules)
+
+
+def test_the_rules_a_receive_decides_come_in_the_order_of_its_answer():
+    """Not in an order of the ids' hashes, which Python draws afresh in each process: the same seed must give the
+    same trace line by line. One message comes back after a change (VIS-NOT-STICKY), the other on its first
+    receive."""
+    orders = []
+    for reverse in (False, True):
+        q = Scenario()
+        changed = q.send("a")
+        q.change(q.receive_one(0).receipt_handle, 0, 1)  # visible again
+        fresh = q.send("b", 1)
+        answer = [ReceivedMessage(changed, "a", None, 2, 0), ReceivedMessage(fresh, "b", None, 1, 2000)]
+        verdict = receive(q, 2, ReceiveOk(tuple(answer[::-1] if reverse else answer)))
+        assert verdict.ok, verdict.divergences
+        orders.append([r for r in verdict.outcome.rules if r in ("VIS-NOT-STICKY", "RCV-HIDE")])
+    assert orders == [["VIS-NOT-STICKY", "RCV-HIDE"], ["RCV-HIDE", "VIS-NOT-STICKY"]]
