@@ -7,6 +7,7 @@ current, stale, expired, deleted or garbage, out-of-range values, batches valid 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from hypothesis import reject, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from adapters.base import Target, Unsupported
-from conformance.hypothesis_hooks import is_final_replay
+from conformance.hypothesis_hooks import QuickDraws, is_final_replay
 from conformance.redelivery import EarlyReturns
 from conformance.session import Session, Step, Tallies
 from conformance.trace import TraceWriter
@@ -48,13 +49,30 @@ EDGE_OFFSETS = (-1, -0.001, 0.001, 0, 1)
 CEILING_OFFSETS = (-1, 0, 1, -3, 3)
 
 
+Draws = st.DataObject | QuickDraws
+
+
+def drawing(function: Callable) -> Callable:
+    """A rule or set-up step taking a case's `data`, its draws made quickly (conformance/hypothesis_hooks.py) but on
+    the replay Hypothesis prints, which labels them."""
+    @functools.wraps(function)
+    def with_draws(self: VisibilityMachine, data: st.DataObject):
+        return function(self, data if self.session.final else QuickDraws(data))
+    return with_draws
+
+
+def drawing_rule(function: Callable) -> Callable:
+    """`@rule(data=st.data())`, drawn as `drawing` draws."""
+    return rule(data=st.data())(drawing(function))
+
+
 # Strategies drawn from at many steps, built once (see `pick`).
 COIN, ONE_IN_TEN, ONE_TO_THREE = st.booleans(), st.integers(0, 9), st.integers(1, 3)
 _PICKS: dict[tuple, st.SearchStrategy] = {}
 _PICKS_KEPT = 4096  # distinct value lists remembered (a case's handles make new ones; the fixed ones recur)
 
 
-def pick(data: st.DataObject, values: Iterable, label: str):
+def pick(data: Draws, values: Iterable, label: str):
     """One of `values`, drawn as `st.sampled_from(values)` draws it: the same choice, and so the same search. The
     strategy is built once per distinct list of values, since building and validating one costs more than drawing
     from it (benchmarks/throughput.py). Keyed by each value's type too: 1, 1.0 and True are equal in a dict."""
@@ -201,7 +219,7 @@ class VisibilityMachine(RuleBasedStateMachine):
     def model(self):
         return self.session.model
 
-    def pick_handle(self, data: st.DataObject) -> str:
+    def pick_handle(self, data: Draws) -> str:
         if not self.handles or data.draw(ONE_IN_TEN, label="garbage?") == 0:
             # a message id is no receipt handle either (the suite sends the target's id for it)
             ids = list(self.model.messages)[:1]
@@ -215,7 +233,7 @@ class VisibilityMachine(RuleBasedStateMachine):
         info = self.model.handles.get(handle)
         return None if info is None else info.received_at + 43200 - self.session.now
 
-    def pick_timeout(self, data: st.DataObject, handle: str) -> int:
+    def pick_timeout(self, data: Draws, handle: str) -> int:
         """A fixed value, or one aimed at the handle's 12-hour ceiling: the room left, and either side of it."""
         choices = list(self.timeouts)
         room = self.room_under_ceiling(handle)
@@ -226,6 +244,7 @@ class VisibilityMachine(RuleBasedStateMachine):
     # --- setting up -------------------------------------------------------------------------------------
 
     @initialize(data=st.data())
+    @drawing
     def create_queues(self, data):
         visibility = pick(data, [self.profile.visibility_min, 1, 2, 5] if self.real else
                           [None, self.profile.visibility_min, 5, 30, 3600], "visibility")
@@ -256,7 +275,7 @@ class VisibilityMachine(RuleBasedStateMachine):
 
     # --- messages ------------------------------------------------------------------------------------
 
-    @rule(data=st.data())
+    @drawing_rule
     def send(self, data):
         self.sent += 1
         body = f"m{self.sent}"
@@ -281,7 +300,7 @@ class VisibilityMachine(RuleBasedStateMachine):
         self.do(SendMessage(MAIN, f"m{self.sent}", group_id=group, dedup_id=dedup))
 
     @precondition(lambda self: self.profile.fifo)
-    @rule(data=st.data())
+    @drawing_rule
     def send_in_order(self, data):  # FIFO: a producer's ordered run in one group, what locks and prefixes act on
         for _ in range(pick(data, [2, 3], "in order")):
             self.send_plain("g1")
@@ -293,7 +312,7 @@ class VisibilityMachine(RuleBasedStateMachine):
             self.send_plain(group)
         self.do(ReceiveMessage(MAIN, max_messages=1))
 
-    @rule(data=st.data())
+    @drawing_rule
     def receive(self, data):
         queue = pick(data, self.queues + [MAIN, MAIN], "queue")
         kw = {}
@@ -316,23 +335,23 @@ class VisibilityMachine(RuleBasedStateMachine):
     def retry_receive(self):  # FIFO: a client retrying a receive whose answer it lost, same attempt id
         self.do(self.attempted)
 
-    @rule(data=st.data())
+    @drawing_rule
     def receive_again(self, data):  # receives drive everything else: give them twice the weight
         self.receive(data)
 
-    @rule(data=st.data())
+    @drawing_rule
     def change(self, data):
         handle = self.pick_handle(data)
         self.do(ChangeMessageVisibility(MAIN, handle, self.pick_timeout(data, handle)))
 
     @precondition(lambda self: self.handles)
-    @rule(data=st.data())
+    @drawing_rule
     def change_latest(self, data):  # a current receipt: the path most rules sit on
         handle = pick(data, self.handles[-3:][::-1], "recent handle")
         self.do(ChangeMessageVisibility(MAIN, handle, self.pick_timeout(data, handle)))
 
     @precondition(lambda self: self.handles)
-    @rule(data=st.data())
+    @drawing_rule
     def change_at_ceiling(self, data):  # the room left under the 12-hour ceiling, and either side of it
         handle = self.handles[-1]
         room = self.room_under_ceiling(handle)
@@ -341,7 +360,7 @@ class VisibilityMachine(RuleBasedStateMachine):
         self.do(ChangeMessageVisibility(MAIN, handle, max(0, math.floor(room)) + offset))
 
     @precondition(lambda self: self.handles)
-    @rule(data=st.data())
+    @drawing_rule
     def heartbeat(self, data):  # seed 002: keep extending while working, then try past the 12-hour ceiling
         handle = self.handles[-1]
         for _ in range(data.draw(ONE_TO_THREE, label="beats")):
@@ -369,7 +388,7 @@ class VisibilityMachine(RuleBasedStateMachine):
         return kw | ({"wait_time_seconds": 1} if self.profile.has_long_poll else {})
 
     @precondition(lambda self: self.handles)
-    @rule(data=st.data())
+    @drawing_rule
     def redeliver(self, data):  # maybe change the latest receipt, let its deadline pass, receive again
         handle = self.handles[-1]
         if data.draw(COIN, label="change it first?"):
@@ -377,7 +396,7 @@ class VisibilityMachine(RuleBasedStateMachine):
         self.pass_deadline_and_receive(handle, data)
 
     @precondition(lambda self: len(self.last_receive) > 1)
-    @rule(data=st.data())
+    @drawing_rule
     def split_joint_receive(self, data):  # keep one of several messages received together hidden
         # Hiding one with others behind it is what shows a FIFO group's visible prefix stop at it.
         kept = pick(data, self.last_receive[1:], "kept hidden")
@@ -385,28 +404,28 @@ class VisibilityMachine(RuleBasedStateMachine):
         self.pass_deadline_and_receive(self.last_receive[0], data)
 
     @precondition(lambda self: len(self.handles) > 1)
-    @rule(data=st.data())
+    @drawing_rule
     def change_stale(self, data):
         handle = pick(data, self.handles[:-1], "older handle")
         self.do(ChangeMessageVisibility(MAIN, handle, pick(data, self.timeouts, "timeout")))
 
-    @rule(data=st.data())
+    @drawing_rule
     def delete(self, data):
         self.do(DeleteMessage(MAIN, self.pick_handle(data)))
 
     @precondition(lambda self: len(self.handles) > 1)
-    @rule(data=st.data())
+    @drawing_rule
     def delete_stale(self, data):  # a handle from an earlier receive of a message received since
         self.do(DeleteMessage(MAIN, pick(data, self.handles[:-1], "older handle")))
 
     @precondition(lambda self: self.profile.has_batches)
-    @rule(data=st.data())
+    @drawing_rule
     def change_batch(self, data):
         entries = [ChangeEntry(i, h, self.pick_timeout(data, h)) for i, h in self.batch(data)]
         self.do(ChangeMessageVisibilityBatch(MAIN, tuple(entries)))
 
     @precondition(lambda self: self.profile.has_batches)
-    @rule(data=st.data())
+    @drawing_rule
     def delete_batch(self, data):
         self.do(DeleteMessageBatch(MAIN, tuple(DeleteEntry(i, h) for i, h in self.batch(data))))
 
@@ -422,7 +441,7 @@ class VisibilityMachine(RuleBasedStateMachine):
 
     # --- time ----------------------------------------------------------------------------------------------
 
-    @rule(data=st.data())
+    @drawing_rule
     def advance(self, data):
         now = self.session.now
         edges = [t for q in self.queues for t in self.model.edges(q, now)]
@@ -434,13 +453,13 @@ class VisibilityMachine(RuleBasedStateMachine):
         self.session.advance(round(seconds, 6))
 
     @precondition(lambda self: self.sent > 0)
-    @rule(data=st.data())
+    @drawing_rule
     def let_messages_wait(self, data):  # time spent in the queue before a first receive must not count
         waits = [1.5] if self.real else [1.5, 100, 5000]
         self.session.advance(pick(data, waits, "wait in queue"))
 
     @precondition(lambda self: self.handles)
-    @rule(data=st.data())
+    @drawing_rule
     def advance_to_edge(self, data):
         now = self.session.now
         edges = [t for q in self.queues for t in self.model.edges(q, now)]
@@ -451,7 +470,7 @@ class VisibilityMachine(RuleBasedStateMachine):
 
     # --- the queue -------------------------------------------------------------------------------------------
 
-    @rule(data=st.data())
+    @drawing_rule
     def set_attributes(self, data):
         attributes = [("VisibilityTimeout", (0, 1, 5, 30, 60, 43200, 43201, -1))]
         attributes += [("DelaySeconds", (0, 5, 901))] if self.profile.has_delay else []
@@ -460,7 +479,7 @@ class VisibilityMachine(RuleBasedStateMachine):
         self.do(SetQueueAttributes(MAIN, {name: pick(data, values, "value")}))
 
     @precondition(lambda self: self.handles)
-    @rule(data=st.data())
+    @drawing_rule
     def retime_in_flight(self, data):  # a new queue timeout while a message is in flight, then a receive
         timeout = pick(data, (0, 1, 5, 60), "queue timeout")
         self.do(SetQueueAttributes(MAIN, {"VisibilityTimeout": timeout}))
@@ -476,12 +495,12 @@ class VisibilityMachine(RuleBasedStateMachine):
         self.do(PurgeQueue(MAIN))
 
     @precondition(lambda self: self.profile.has_peek)
-    @rule(data=st.data())
+    @drawing_rule
     def peek(self, data):
         self.do(PeekMessage(MAIN, pick(data, [1, 10], "max")))
 
     @precondition(lambda self: self.sent > 0 and self.profile.lock_unreceived)
-    @rule(data=st.data())
+    @drawing_rule
     def lock_unreceived(self, data):  # sqs-2008: a change on a message never received locks it
         message_id = pick(data, sorted(self.model.messages), "message")
         self.do(ChangeMessageVisibility(MAIN, message_id, pick(data, self.timeouts, "lock")))

@@ -178,6 +178,59 @@ def test_the_one_private_hypothesis_hook_caps_shrinking_and_restores_it():
 
 
 
+def test_quick_draws_make_the_choices_data_draw_makes_and_fall_back_without_the_private_attribute():
+    """The second hook: a rule's draws skip `data.draw`'s bookkeeping. The same seed must give the same values
+    (the same search, the same shrinking); should a release drop the attribute, `data.draw` is used, labels and
+    all."""
+    from hypothesis import Phase, given, seed, settings, strategies as st
+
+    from conformance.hypothesis_hooks import QuickDraws
+
+    strategies = [st.integers(0, 9), st.booleans(), st.sampled_from(["a", "b", "c"]), st.floats(0, 1)]
+
+    def drawn(draws_of) -> list:
+        values = []
+
+        @seed(7)
+        @settings(max_examples=20, database=None, phases=[Phase.generate], deadline=None)
+        @given(st.data())
+        def record(data):
+            draws = draws_of(data)
+            values.append([draws.draw(s, label="x") for s in strategies])
+
+        record()
+        return values
+
+    plain = drawn(lambda data: data)
+    assert drawn(QuickDraws) == plain and len({repr(v) for v in plain}) > 1
+
+    labels = []
+
+    class OlderData:
+        def draw(self, strategy, label=None):
+            labels.append(label)
+            return 3
+
+    assert QuickDraws(OlderData()).draw(st.integers(), label="n") == 3 and labels == ["n"]
+
+
+def test_a_machine_draws_quickly_but_on_the_replay_hypothesis_prints():
+    """Hypothesis labels each draw of `data.draw` in the example it prints, its final replay of a failing case:
+    there the rule gets `data` itself."""
+    from conformance.hypothesis_hooks import QuickDraws
+    from conformance.machine import drawing
+
+    given_to_rule = []
+
+    @drawing
+    def rule_body(machine, data):
+        given_to_rule.append(data)
+
+    data = object()
+    for final in (False, True):
+        rule_body(SimpleNamespace(session=SimpleNamespace(final=final)), data)
+    assert isinstance(given_to_rule[0], QuickDraws) and given_to_rule[0].data is data and given_to_rule[1] is data
+
 def test_a_search_finding_keeps_no_step_and_no_wait_it_does_not_need():
     """Hypothesis shrinks on a budget, by whole machine steps: on a virtual clock each finding is then replayed
     without each step and each wait, so a malformed handle's case is a queue and the one call, with no sleep."""
