@@ -77,7 +77,9 @@ class Model:
             verdict = _unknown_verdict(self, expectation, observed)
         else:
             verdict = expectation.check(observed)
-        verdict = replace(verdict, outcome=verdict.outcome.in_situations(edge_situations(op, self.profile)))
+        situated = verdict.outcome.in_situations(edge_situations(op, self.profile))
+        if situated is not verdict.outcome:
+            verdict = replace(verdict, outcome=situated)
         self.commit(verdict.outcome)
         return verdict
 
