@@ -131,6 +131,31 @@ def engine_floor(rules: int, steps_per_case: int, cases: int) -> float:
     return (time.perf_counter() - start) / max(1, steps[0])
 
 
+def own_loop_floor(rules: int, steps_per_case: int, cases: int) -> float:
+    """Seconds a step of a loop of the suite's own under `@given(st.data())`, in the same shape, instead of the
+    stateful engine: each step draws which of `rules` it is and whether the case goes on (as the machine's rules
+    draw, conformance/hypothesis_hooks.py) and does nothing. What driving its own steps would cost the suite."""
+    from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+
+    from conformance.hypothesis_hooks import QuickDraws
+
+    which, going_on = st.integers(0, rules - 1), st.booleans()
+    steps = [0]
+
+    @settings(max_examples=cases, deadline=None, database=None, suppress_health_check=list(HealthCheck),
+              phases=[Phase.generate])
+    @given(st.data())
+    def one_case(data) -> None:
+        draws = QuickDraws(data)
+        for _ in range(steps_per_case):
+            draws.draw(which)
+            draws.draw(going_on)
+            steps[0] += 1
+
+    start = time.perf_counter()
+    one_case()
+    return (time.perf_counter() - start) / max(1, steps[0])
+
 def raw_loop(operations: list[str], fifo: bool) -> float:
     """The same operations with plain boto3 calls on moto, each on live messages where it can be."""
     moto = MotoTarget()
@@ -290,6 +315,10 @@ def main() -> None:
         print(f"Hypothesis' stateful engine alone ({rules} rules doing nothing, {steps / cases:.0f} steps a case, "
               f"{cases} cases): {1000 * floor:.2f} ms a step; a suite costing that and moto's calls, nothing else: "
               f"{1 / (1 + floor * raw_rate):.2f} of the same mix, {1 / (1 + floor * replay_rate):.2f} of the replay")
+        own = own_loop_floor(rules, max(1, round(steps / cases)), cases)
+        print(f"a loop of its own under @given instead (two draws a step, nothing else): {1000 * own:.2f} ms a step; "
+              f"a suite costing that and moto's calls: {1 / (1 + own * raw_rate):.2f} of the same mix, "
+              f"{1 / (1 + own * replay_rate):.2f} of the replay")
 
 
 if __name__ == "__main__":
