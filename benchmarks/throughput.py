@@ -156,6 +156,7 @@ def own_loop_floor(rules: int, steps_per_case: int, cases: int) -> float:
     one_case()
     return (time.perf_counter() - start) / max(1, steps[0])
 
+
 def raw_loop(operations: list[str], fifo: bool) -> float:
     """The same operations with plain boto3 calls on moto, each on live messages where it can be."""
     moto = MotoTarget()

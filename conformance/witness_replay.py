@@ -28,9 +28,9 @@ from model.values import (
 
 # Times a witness cut short by a lost answer is tried again as it is; a retry costs only where an answer was lost.
 # Through 5% of answers lost (tests/conformance/test_faults.py) a quarter to a third of plays are struck: a witness
-# was struck three plays in a row two to four times a run (eight runs), and where its rule's other witnesses did
-# not make up for it the rule went unchecked (two rules in one run under CI's load). Five plays in a row are
-# struck some ten times more rarely than three.
+# was struck three plays in a row two to four times a run (eight runs); where its rule's other witnesses do not
+# make up for it the rule goes unchecked (a CI run under load lost two rules, where that test allows one). Five
+# plays in a row are struck about ten times more rarely than three.
 UNANSWERED_RETRIES = 4
 
 
