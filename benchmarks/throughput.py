@@ -157,6 +157,29 @@ def own_loop_floor(rules: int, steps_per_case: int, cases: int) -> float:
     return (time.perf_counter() - start) / max(1, steps[0])
 
 
+def draw_costs(cases: int = 300, draws: int = 4) -> tuple[float, float]:
+    """Seconds a draw of a small integer takes through `data.draw` and through `QuickDraws` (the machine's way,
+    conformance/hypothesis_hooks.py), the two alternating within each case of one test."""
+    from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+
+    from conformance.hypothesis_hooks import QuickDraws
+
+    small = st.integers(0, 9)
+    spent = [0.0, 0.0]
+
+    @settings(max_examples=cases, deadline=None, database=None, suppress_health_check=list(HealthCheck),
+              phases=[Phase.generate])
+    @given(st.data())
+    def one_case(data) -> None:
+        for index, draws_from in enumerate((data, QuickDraws(data))):
+            start = time.perf_counter()
+            for _ in range(draws):
+                draws_from.draw(small, label="n")
+            spent[index] += time.perf_counter() - start
+
+    one_case()
+    return spent[0] / (cases * draws), spent[1] / (cases * draws)
+
 def raw_loop(operations: list[str], fifo: bool) -> float:
     """The same operations with plain boto3 calls on moto, each on live messages where it can be."""
     moto = MotoTarget()
@@ -276,6 +299,8 @@ def main() -> None:
         cpu = min(spent["cpu"] for _, _, _, spent in runs) / steps
         print(f"suite against the model: {steps / seconds:9,.0f} steps/s  ({steps:,} steps in {seconds:.1f} s; "
               f"{1000 * cpu:.3f} ms of CPU a step, best of {args.repeat})")
+        plain, quick = draw_costs()
+        print(f"a draw: {1e6 * plain:.0f} us through data.draw, {1e6 * quick:.0f} us as the machine draws")
         if args.model_only:
             return
         requests: list[Request] = []

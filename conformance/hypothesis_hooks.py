@@ -43,8 +43,8 @@ def is_final_replay() -> bool:
 class QuickDraws:
     """Draws from a test's `st.data()` making the choices `data.draw` makes, without its bookkeeping: a copy of
     Python's global random state before and after each draw (to warn of a strategy that uses it, which the suite's
-    never do) and a label kept for the printed example: a draw of an integer took some 62 us through `data.draw`
-    and 23 us without (Hypothesis 6.155; benchmarks/throughput.py shows what it does to a step). The choices, and
+    never do) and a label kept for the printed example: a draw of a small integer takes some 62-67 us through
+    `data.draw` and 23-24 us this way (Hypothesis 6.155, benchmarks/throughput.py prints both). The choices, and
     so the search and its shrinking, are the same. Where Hypothesis prints the example (its final replay of a
     failing case) use `data` itself, which labels each draw; should a release drop the attribute this reads, each
     draw goes through `data.draw`."""
