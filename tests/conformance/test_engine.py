@@ -179,9 +179,9 @@ def test_the_one_private_hypothesis_hook_caps_shrinking_and_restores_it():
 
 
 def test_quick_draws_make_the_choices_data_draw_makes_and_fall_back_without_the_private_attribute():
-    """The second hook: a rule's draws skip `data.draw`'s bookkeeping. The same seed must give the same values
-    (the same search, the same shrinking); should a release drop the attribute, `data.draw` is used, labels and
-    all."""
+    """Another private hook: a rule's draws skip `data.draw`'s bookkeeping. The same seed must give the same
+    values (the same search, the same shrinking); should a release drop the attribute, `data.draw` is used,
+    labels and all."""
     from hypothesis import Phase, given, seed, settings, strategies as st
 
     from conformance.hypothesis_hooks import QuickDraws
