@@ -66,6 +66,21 @@ def drawing_rule(function: Callable) -> Callable:
     return rule(data=st.data())(drawing(function))
 
 
+OFFERED_WHEN = "visibility_offered_when"  # a rule's test of the profile, read by build_machine
+
+
+def offered_when(applies: Callable[[Profile], bool]) -> Callable[[Callable], Callable]:
+    """Above a rule: it runs only where the run's profile has what it needs (`applies(profile)`). A machine leaves
+    out the rules its profile never offers (`build_machine`): Hypothesis would draw them at every step only to
+    refuse them, a draw each, and walk every rule once all its tries are refused. The precondition stays, should a
+    machine be built otherwise."""
+    def mark(function: Callable) -> Callable:
+        guarded = precondition(lambda self: applies(self.profile))(function)
+        setattr(guarded, OFFERED_WHEN, applies)
+        return guarded
+    return mark
+
+
 # Strategies drawn from at many steps, built once (see `pick`).
 COIN, ONE_IN_TEN, ONE_TO_THREE = st.booleans(), st.integers(0, 9), st.integers(1, 3)
 _PICKS: dict[tuple, st.SearchStrategy] = {}
@@ -299,13 +314,13 @@ class VisibilityMachine(RuleBasedStateMachine):
         dedup = f"u{self.sent}" if self.profile.fifo else None
         self.do(SendMessage(MAIN, f"m{self.sent}", group_id=group, dedup_id=dedup))
 
-    @precondition(lambda self: self.profile.fifo)
+    @offered_when(lambda profile: profile.fifo)
     @drawing_rule
     def send_in_order(self, data):  # FIFO: a producer's ordered run in one group, what locks and prefixes act on
         for _ in range(pick(data, [2, 3], "in order")):
             self.send_plain("g1")
 
-    @precondition(lambda self: self.profile.validates_receive_params)
+    @offered_when(lambda profile: profile.validates_receive_params)
     @rule()
     def receive_fewer_than_sent(self):  # where MaxNumberOfMessages bites: more receivable than asked for
         for group in ("g1", "g2") if self.profile.fifo else (None, None):
@@ -330,6 +345,7 @@ class VisibilityMachine(RuleBasedStateMachine):
             self.attempted = op
         self.do(op)
 
+    @offered_when(lambda profile: profile.fifo)  # only a FIFO receive is made with an attempt id
     @precondition(lambda self: self.attempted is not None)
     @rule()
     def retry_receive(self):  # FIFO: a client retrying a receive whose answer it lost, same attempt id
@@ -418,13 +434,13 @@ class VisibilityMachine(RuleBasedStateMachine):
     def delete_stale(self, data):  # a handle from an earlier receive of a message received since
         self.do(DeleteMessage(MAIN, pick(data, self.handles[:-1], "older handle")))
 
-    @precondition(lambda self: self.profile.has_batches)
+    @offered_when(lambda profile: profile.has_batches)
     @drawing_rule
     def change_batch(self, data):
         entries = [ChangeEntry(i, h, self.pick_timeout(data, h)) for i, h in self.batch(data)]
         self.do(ChangeMessageVisibilityBatch(MAIN, tuple(entries)))
 
-    @precondition(lambda self: self.profile.has_batches)
+    @offered_when(lambda profile: profile.has_batches)
     @drawing_rule
     def delete_batch(self, data):
         self.do(DeleteMessageBatch(MAIN, tuple(DeleteEntry(i, h) for i, h in self.batch(data))))
@@ -489,17 +505,19 @@ class VisibilityMachine(RuleBasedStateMachine):
     def get_attributes(self):
         self.do(GetQueueAttributes(MAIN))
 
-    @precondition(lambda self: self.sent > 0 and self.profile.has_purge)
+    @offered_when(lambda profile: profile.has_purge)
+    @precondition(lambda self: self.sent > 0)
     @rule()
     def purge(self):
         self.do(PurgeQueue(MAIN))
 
-    @precondition(lambda self: self.profile.has_peek)
+    @offered_when(lambda profile: profile.has_peek)
     @drawing_rule
     def peek(self, data):
         self.do(PeekMessage(MAIN, pick(data, [1, 10], "max")))
 
-    @precondition(lambda self: self.sent > 0 and self.profile.lock_unreceived)
+    @offered_when(lambda profile: profile.lock_unreceived)
+    @precondition(lambda self: self.sent > 0)
     @drawing_rule
     def lock_unreceived(self, data):  # sqs-2008: a change on a message never received locks it
         message_id = pick(data, sorted(self.model.messages), "message")
@@ -507,5 +525,9 @@ class VisibilityMachine(RuleBasedStateMachine):
 
 
 def build_machine(run: Run) -> type[VisibilityMachine]:
-    """The machine bound to `run`: a subclass per run, since Hypothesis builds each machine from its class."""
-    return type(f"VisibilityMachine_{run.profile.replace('-', '_')}", (VisibilityMachine,), {"run": run})
+    """The machine bound to `run`: a subclass per run, since Hypothesis builds each machine from its class. The
+    rules its profile never offers are left out (`offered_when`)."""
+    profile = PROFILES[run.profile]
+    left_out = {name: None for name, member in vars(VisibilityMachine).items()
+                if not getattr(member, OFFERED_WHEN, lambda _: True)(profile)}
+    return type(f"VisibilityMachine_{run.profile.replace('-', '_')}", (VisibilityMachine,), {"run": run, **left_out})

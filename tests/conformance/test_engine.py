@@ -361,3 +361,28 @@ def test_pick_draws_what_sampled_from_draws_and_keeps_each_values_type():
 
     sampled()
     assert drawn == plain  # the same search: a seeded run finds what it found before
+
+
+def test_a_machine_offers_only_the_rules_its_profile_can_run_and_a_left_out_rule_still_refuses():
+    """Hypothesis draws every rule of a machine at each step; one its profile can never run would be drawn only to
+    be refused. Each profile's machine leaves those out, and keeps every other."""
+    from hypothesis.stateful import RULE_MARKER
+
+    from conformance.machine import Run, VisibilityMachine, build_machine
+    from model.profiles import PROFILES
+
+    def rules(profile: str) -> set[str]:
+        machine = build_machine(Run(ModelTarget(profile), profile, run_id="t"))
+        return {r.function.__name__ for r in machine.setup_state().rules}
+
+    everything = {r.function.__name__ for r in VisibilityMachine.setup_state().rules}
+    batches, fifo_only = {"change_batch", "delete_batch"}, {"send_in_order", "retry_receive"}
+    assert everything - rules("sqs-standard") == fifo_only | {"peek", "lock_unreceived"}
+    assert everything - rules("sqs-fifo") == {"peek", "lock_unreceived"}
+    assert everything - rules("sqs-2008") == batches | fifo_only | {"purge"}
+    assert everything - rules("smq") == batches | fifo_only | {"purge", "receive_fewer_than_sent",
+                                                                "lock_unreceived"}
+    # a machine built from the class itself still refuses it: its precondition stays
+    peek = getattr(VisibilityMachine.peek, RULE_MARKER)
+    assert not all(test(SimpleNamespace(profile=PROFILES["sqs-standard"])) for test in peek.preconditions)
+    assert all(test(SimpleNamespace(profile=PROFILES["smq"])) for test in peek.preconditions)
