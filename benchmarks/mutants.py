@@ -7,7 +7,12 @@ for `run`'s default budget on a virtual clock, shrinking included) and the time 
 design's mutants share one redis-server on 127.0.0.1, started here and stopped by its pid.
 
     python benchmarks/mutants.py [--design redisq|example|sqliteq|eventlogq] [--examples 30] [--seed 1]
-                                 [--shrink-seconds 30] [--mutant NAME]... [--witnesses-only]
+                                 [--shrink-seconds 30] [--mutant NAME]... [--witnesses-only | --search-only]
+
+`--search-only` measures the search without the witnesses, which kill every mutant of every design on their own:
+one round of `--examples` cases (100 here), seeded, not shrunk, for each mutant; it prints the mutants the search
+finds by itself and how many cases and seconds it took (the cases are the machine-independent figure: the same
+seed draws the same cases, so two versions of the machine compare by them).
 """
 
 from __future__ import annotations
@@ -49,10 +54,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--design", choices=[*TUNED, *INDEPENDENT], default="redisq",
                         help=f"tuned: {', '.join(TUNED)}; independent: {', '.join(INDEPENDENT)}")
-    parser.add_argument("--examples", type=int, default=30)
+    parser.add_argument("--examples", type=int, help="cases a search round runs [default: 30; 100 with --search-only]")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--mutant", action="append", default=[], help="only this one (repeatable)")
-    parser.add_argument("--witnesses-only", action="store_true", help="the witnesses alone: no default run after")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--witnesses-only", action="store_true", help="the witnesses alone: no default run after")
+    only.add_argument("--search-only", action="store_true", help="the search alone: one round, no witnesses")
     parser.add_argument("--shrink-seconds", type=float, default=30.0,
                         help="at most this long shrinking a search round's divergences (Hypothesis' own: 300)")
     args = parser.parse_args()
@@ -67,7 +74,10 @@ def main() -> None:
         server = start_redis()
         os.environ["SQS_CONFORMANCE_REDIS_URL"] = f"redis://127.0.0.1:{server.port}/0"
     try:
-        measure(chosen, args.examples, args.seed, args.shrink_seconds, search=not args.witnesses_only)
+        if args.search_only:
+            search_alone(chosen, args.examples or SEARCH_ONLY_EXAMPLES, args.seed)
+        else:
+            measure(chosen, args.examples or 30, args.seed, args.shrink_seconds, search=not args.witnesses_only)
         if args.design == "example" and not args.mutant:
             from adapters.examples.mutants import EQUIVALENT
 
@@ -107,6 +117,33 @@ def measure(chosen, examples: int, seed: int, shrink_seconds: float, search: boo
     if times:
         print(f"time to kill: median {statistics.median(times):.2f} s, max {max(times):.2f} s")
         print(f"shortest case: median {statistics.median(lengths):.0f} steps, max {max(lengths)} steps")
+
+
+SEARCH_ONLY_EXAMPLES = 100
+
+
+def search_alone(chosen, examples: int, seed: int) -> None:
+    found, cases, times = 0, [], []
+    print(f"{'mutant':30s} {'profile':13s} {'found':>5s} {'cases':>5s} {'seconds':>8s}  rules that caught it")
+    for name, profile, factory in chosen:
+        target = factory(profile)
+        try:
+            start = time.perf_counter()
+            result = run(target, profile, examples=examples, seed=seed, witnesses=False, shrink=False,
+                         max_rounds=1, coverage_rounds=0)
+            seconds = time.perf_counter() - start
+        finally:
+            target.close()
+        if result.findings:
+            found += 1
+            cases.append(result.cases)
+            times.append(seconds)
+        print(f"{name:30s} {profile:13s} {'yes' if result.findings else 'no':>5s} {result.cases:5d} {seconds:8.2f}  "
+              f"{', '.join(sorted(result.findings)) or '-'}", flush=True)
+    print(f"\nthe search alone found {found}/{len(chosen)} in one round of at most {examples} cases (seed {seed})")
+    if cases:
+        print(f"cases to the finding: median {statistics.median(cases):.0f}, max {max(cases)}; "
+              f"seconds: median {statistics.median(times):.2f}, max {max(times):.2f}")
 
 
 if __name__ == "__main__":
