@@ -5,9 +5,10 @@ the trace included), with where a step's time goes (in moto, in the session's ow
 baselines: the raw calls/s of a plain boto3 loop on moto making the same operation mix (the same operations in
 the same order, read back from the suite's trace), and the suite's own requests replayed with plain boto3 (the
 same parameters, the clock moved as it was). Each ratio suite ÷ baseline is the share of moto's speed the suite
-keeps.
+keeps. The suite and its two baselines run one after the other, in `--rounds` rounds: on this machine moto's own
+speed drifts by a third over minutes, so a baseline timed at another moment would make a ratio of the drift.
 
-    python benchmarks/throughput.py [--examples N] [--profile sqs-standard] [--repeat N] [--model-only]
+    python benchmarks/throughput.py [--examples N] [--profile sqs-standard] [--repeat N] [--model-only] [--rounds N]
 
 The suite against the model is also timed in CPU seconds a step, the best of `--repeat` runs: on a busy machine
 the steadier figure of the suite's own cost (the model as a target costs little), to compare two versions of the
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import statistics
 import sys
 import tempfile
 import time
@@ -245,6 +247,47 @@ def replay(requests: list[Request]) -> tuple[float, int]:
         moto.close()
 
 
+@dataclass
+class Round:
+    """The suite against moto, then the raw loop of the same mix, then its requests replayed: one after the other,
+    so that the three see the same machine (its speed drifts by a third over minutes)."""
+
+    seconds: float
+    steps: int
+    cases: int
+    spent: dict[str, float]
+    mix: Counter
+    raw_rate: float
+    replay_rate: float
+    differed: int
+
+    @property
+    def suite_rate(self) -> float:
+        return self.steps / self.seconds
+
+    @property
+    def in_moto(self) -> float:
+        """Seconds a step spent in moto's calls inside the suite."""
+        return self.spent["target"] / self.steps
+
+    def summary(self) -> str:
+        return (f"suite {self.suite_rate:,.0f} steps/s ({self.steps:,} steps, {self.seconds:.1f} s); plain boto3, "
+                f"same mix {self.raw_rate:,.0f} calls/s ({self.suite_rate / self.raw_rate:.2f}); its requests "
+                f"replayed {self.replay_rate:,.0f} calls/s ({self.suite_rate / self.replay_rate:.2f}, {self.differed} "
+                f"answers differed); moto's calls {1000 * self.in_moto:.2f} ms a step inside the suite, "
+                f"{1000 / self.replay_rate:.2f} ms replayed")
+
+
+def against_moto(profile: str, examples: int, out: Path) -> Round:
+    requests: list[Request] = []
+    seconds, steps, cases, spent = suite(MotoTarget(), profile, examples, out, requests)
+    operations = [record["operation"].__class__.__name__ for record in read_trace(out / "trace.jsonl")]
+    raw_seconds = raw_loop(operations, profile == "sqs-fifo")
+    replay_seconds, differed = replay(requests)
+    return Round(seconds, steps, cases, spent, Counter(operations), len(operations) / raw_seconds,
+                 len(requests) / replay_seconds, differed)
+
+
 def _kind(reply: Any) -> tuple[bool, int]:
     return reply is None, len(reply.get("Messages", [])) if reply else 0
 
@@ -289,9 +332,11 @@ def main() -> None:
     parser.add_argument("--profile", default="sqs-standard")
     parser.add_argument("--repeat", type=int, default=1, help="runs against the model, the best CPU figure kept")
     parser.add_argument("--model-only", action="store_true", help="only the suite against the model")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="rounds against moto: the suite, the raw loop and the replay, one after the other")
     args = parser.parse_args()
-    if args.repeat < 1 or args.examples < 1:
-        parser.error("--repeat and --examples must be at least 1")
+    if min(args.repeat, args.examples, args.rounds) < 1:
+        parser.error("--repeat, --examples and --rounds must be at least 1")
     with tempfile.TemporaryDirectory() as tmp:
         runs = [suite(ModelTarget(args.profile), args.profile, args.examples, Path(tmp) / f"model{i}")
                 for i in range(args.repeat)]
@@ -303,40 +348,32 @@ def main() -> None:
         print(f"a draw: {1e6 * plain:.0f} us through data.draw, {1e6 * quick:.0f} us as the machine draws")
         if args.model_only:
             return
-        requests: list[Request] = []
-        seconds, steps, cases, spent = suite(MotoTarget(), args.profile, args.examples, Path(tmp) / "moto", requests)
-        suite_rate = steps / seconds
-        print(f"suite against moto:      {suite_rate:9,.0f} steps/s  ({steps:,} steps in {seconds:.1f} s)")
-        print("  a step's time: " + ", ".join(f"{part} {1000 * t / steps:.2f} ms ({t / seconds:.0%})"
-                                             for part, t in spent.items() if part != "cpu")
+        rounds = [against_moto(args.profile, args.examples, Path(tmp) / f"moto{i}") for i in range(args.rounds)]
+        for number, measured in enumerate(rounds, 1):
+            print(f"round {number}: " + measured.summary())
+        first = rounds[0]
+        print("  a step's time (round 1): " + ", ".join(
+            f"{part} {1000 * t / first.steps:.2f} ms ({t / first.seconds:.0%})"
+            for part, t in first.spent.items() if part != "cpu")
               + "   (target: moto's calls; session: the model's verdict and the trace; rest: Hypothesis, the machine,"
                 " each case's set-up)")
-        trace = Path(tmp) / "moto" / "trace.jsonl"
-        operations = [record["operation"].__class__.__name__ for record in read_trace(trace)]
-        mix = Counter(operations)
-        raw_seconds = raw_loop(operations, args.profile == "sqs-fifo")
-        raw_rate = len(operations) / raw_seconds
-        print(f"plain boto3 on moto:     {raw_rate:9,.0f} calls/s  ({len(operations):,} calls, same mix: "
-              + ", ".join(f"{k} {v}" for k, v in mix.most_common()) + ")")
-        print(f"suite steps/s / raw calls/s = {suite_rate / raw_rate:.2f}   "
-              f"(the suite's own cost: {1000 / suite_rate - 1000 / raw_rate:.2f} ms a step)")
-        replay_seconds, differed = replay(requests)
-        replay_rate = len(requests) / replay_seconds
-        print(f"the suite's requests replayed with plain boto3 on moto: {replay_rate:9,.0f} calls/s "
-              f"({len(requests):,} requests, the same parameters, the clock moved as it was; {differed} answers "
-              f"differed from the suite's)")
-        print(f"suite steps/s / replayed calls/s = {suite_rate / replay_rate:.2f}   "
-              f"(the suite's own cost: {1000 / suite_rate - 1000 / replay_rate:.2f} ms a step)")
+        print("  the mix: " + ", ".join(f"{k} {v}" for k, v in first.mix.most_common()))
+        same_mix = statistics.median(r.suite_rate / r.raw_rate for r in rounds)
+        replayed = statistics.median(r.suite_rate / r.replay_rate for r in rounds)
+        print(f"suite steps/s / raw calls/s = {same_mix:.2f}, / replayed calls/s = {replayed:.2f}   (medians of "
+              f"{len(rounds)} rounds)")
         # The most any change to the suite's own work could reach: a step that cost only its call to moto, as moto
         # answers inside the suite (the adapter included).
-        in_moto = spent["target"] / steps
-        print(f"ceiling, were the suite's own cost zero: {1 / in_moto / raw_rate:.2f} of the same mix, "
-              f"{1 / in_moto / replay_rate:.2f} of the replay  (moto's calls inside the suite: "
-              f"{1000 * in_moto:.2f} ms a step, against {1000 / replay_rate:.2f} ms replayed alone)")
+        print(f"ceiling, were the suite's own cost zero: "
+              f"{statistics.median(1 / r.in_moto / r.raw_rate for r in rounds):.2f} of the same mix, "
+              f"{statistics.median(1 / r.in_moto / r.replay_rate for r in rounds):.2f} of the replay")
+        raw_rate = statistics.median(r.raw_rate for r in rounds)
+        replay_rate = statistics.median(r.replay_rate for r in rounds)
+        steps, cases = first.steps, first.cases
         # Hypothesis' stateful engine's own floor, in the suite's shape: what no work of the suite's can go below.
-        from conformance.machine import VisibilityMachine
+        from conformance.machine import Run, build_machine
 
-        rules = len(VisibilityMachine.setup_state().rules)
+        rules = len(build_machine(Run(ModelTarget(args.profile), args.profile, "floor")).setup_state().rules)
         floor = engine_floor(rules, max(1, round(steps / cases)), cases)
         print(f"Hypothesis' stateful engine alone ({rules} rules doing nothing, {steps / cases:.0f} steps a case, "
               f"{cases} cases): {1000 * floor:.2f} ms a step; a suite costing that and moto's calls, nothing else: "
