@@ -7,6 +7,8 @@ the same order, read back from the suite's trace), and the suite's own requests 
 same parameters, the clock moved as it was). Each ratio suite ÷ baseline is the share of moto's speed the suite
 keeps. The suite and its two baselines run one after the other, in `--rounds` rounds: on this machine moto's own
 speed drifts by a third over minutes, so a baseline timed at another moment would make a ratio of the drift.
+The replay is timed once more with other work between its calls (untimed): moto's calls are slower inside the
+suite than back to back, and that shows how much of it any work between them costs (the memory it touches).
 
     python benchmarks/throughput.py [--examples N] [--profile sqs-standard] [--repeat N] [--model-only] [--rounds N]
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import statistics
 import sys
 import tempfile
@@ -27,6 +30,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from collections.abc import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -222,29 +226,43 @@ def raw_loop(operations: list[str], fifo: bool) -> float:
         moto.close()
 
 
-def replay(requests: list[Request]) -> tuple[float, int]:
+def replay(requests: list[Request], between: Callable[[], object] | None = None) -> tuple[float, int]:
     """The suite's own requests again, with plain boto3 on a fresh moto, the clock moved as it was: the same work
     for moto, and none of the suite's. Receipt handles and message ids are moto's own each time: those the
-    recording got are swapped for the ones the replay gets, in the order they come. Returns the seconds, and how
-    many answers differed from the recording's (refused where it was not or the reverse, or another number of
-    messages): none, if the replay did the same work."""
+    recording got are swapped for the ones the replay gets, in the order they come. Returns the seconds in moto's
+    calls, and how many answers differed from the recording's (refused where it was not or the reverse, or
+    another number of messages): none, if the replay did the same work. `between`, if given, runs before each
+    call, untimed."""
     moto = MotoTarget()
     client, clock = moto.client, moto.clock
     ids: dict[str, str] = {}
-    differed = 0
+    differed, seconds = 0, 0.0
     try:
-        start = time.perf_counter()
         for request in requests:
             clock.advance_to(request.at)
+            params = _swapped(request.params, ids)
+            if between is not None:
+                between()
+            start = time.perf_counter()
             try:
-                reply = client._make_api_call(request.operation, _swapped(request.params, ids))
+                reply = client._make_api_call(request.operation, params)
             except ClientError:
                 reply = None
+            seconds += time.perf_counter() - start
             differed += _kind(reply) != _kind(request.reply)
             _learn(request.reply, reply, ids)
-        return time.perf_counter() - start, differed
+        return seconds, differed
     finally:
         moto.close()
+
+
+# Work of the kind the suite does between two calls to moto (Hypothesis, the model, the trace), in size: some
+# 0.7 MB of Python objects made, encoded and decoded. Moto's calls run after it as they do inside the suite.
+_OTHER_WORK = [{"step": i, "fields": [f"value {j}" for j in range(40)]} for i in range(300)]
+
+
+def other_work() -> None:
+    json.loads(json.dumps(_OTHER_WORK))
 
 
 @dataclass
@@ -260,6 +278,7 @@ class Round:
     raw_rate: float
     replay_rate: float
     differed: int
+    disturbed_rate: float  # the replay with other work between its calls
 
     @property
     def suite_rate(self) -> float:
@@ -275,7 +294,8 @@ class Round:
                 f"same mix {self.raw_rate:,.0f} calls/s ({self.suite_rate / self.raw_rate:.2f}); its requests "
                 f"replayed {self.replay_rate:,.0f} calls/s ({self.suite_rate / self.replay_rate:.2f}, {self.differed} "
                 f"answers differed); moto's calls {1000 * self.in_moto:.2f} ms a step inside the suite, "
-                f"{1000 / self.replay_rate:.2f} ms replayed")
+                f"{1000 / self.replay_rate:.2f} ms replayed, {1000 / self.disturbed_rate:.2f} ms replayed with "
+                f"other work between calls")
 
 
 def against_moto(profile: str, examples: int, out: Path) -> Round:
@@ -284,8 +304,9 @@ def against_moto(profile: str, examples: int, out: Path) -> Round:
     operations = [record["operation"].__class__.__name__ for record in read_trace(out / "trace.jsonl")]
     raw_seconds = raw_loop(operations, profile == "sqs-fifo")
     replay_seconds, differed = replay(requests)
+    disturbed_seconds, _ = replay(requests, between=other_work)
     return Round(seconds, steps, cases, spent, Counter(operations), len(operations) / raw_seconds,
-                 len(requests) / replay_seconds, differed)
+                 len(requests) / replay_seconds, differed, len(requests) / disturbed_seconds)
 
 
 def _kind(reply: Any) -> tuple[bool, int]:
