@@ -186,6 +186,46 @@ def draw_costs(cases: int = 300, draws: int = 4) -> tuple[float, float]:
     one_case()
     return spent[0] / (cases * draws), spent[1] / (cases * draws)
 
+
+def draws_a_step(profile: str, examples: int, out: Path) -> tuple[Counter, int]:
+    """The choices Hypothesis makes in a run of the suite against the model, by what they decide, and the steps
+    run: counted through the engine's one private method every choice goes through (none are counted, should a
+    release rename it)."""
+    from hypothesis.internal.conjecture import data as conjecture
+
+    counts: Counter = Counter()
+    original = getattr(conjecture.ConjectureData, "_draw", None)
+    if original is None:
+        return counts, 1
+
+    def counted(self, *args, **kwargs):
+        counts[_drawn_by(sys._getframe(1))] += 1
+        return original(self, *args, **kwargs)
+
+    conjecture.ConjectureData._draw = counted  # type: ignore[method-assign]
+    try:
+        _, steps, _, _ = suite(ModelTarget(profile), profile, examples, out)
+    finally:
+        conjecture.ConjectureData._draw = original  # type: ignore[method-assign]
+    return counts, steps
+
+
+def _drawn_by(frame) -> str:
+    """What a choice decides, from the nearest frame of the engine's or the suite's that asked for it."""
+    while frame is not None:
+        path, function = frame.f_code.co_filename, frame.f_code.co_name
+        if path.endswith("featureflags.py"):
+            return "whether a rule is enabled (swarm testing)"
+        if path.endswith("datatree.py"):
+            return "in the engine's tree of cases tried (no test run)"
+        if "conformance" in Path(path).parts:
+            return "the rules' own"
+        if path.endswith("stateful.py"):
+            return "whether the case goes on" if function == "run_state_machine" else "which rule"
+        frame = frame.f_back
+    return "elsewhere"
+
+
 def raw_loop(operations: list[str], fifo: bool) -> float:
     """The same operations with plain boto3 calls on moto, each on live messages where it can be."""
     moto = MotoTarget()
@@ -367,6 +407,9 @@ def main() -> None:
               f"{1000 * cpu:.3f} ms of CPU a step, best of {args.repeat})")
         plain, quick = draw_costs()
         print(f"a draw: {1e6 * plain:.0f} us through data.draw, {1e6 * quick:.0f} us as the machine draws")
+        counts, counted_steps = draws_a_step(args.profile, args.examples, Path(tmp) / "draws")
+        print(f"choices a step ({sum(counts.values()) / counted_steps:.1f}, the suite against the model): "
+              + ", ".join(f"{n / counted_steps:.1f} {what}" for what, n in counts.most_common()))
         if args.model_only:
             return
         rounds = [against_moto(args.profile, args.examples, Path(tmp) / f"moto{i}") for i in range(args.rounds)]
