@@ -10,9 +10,10 @@ design's mutants share one redis-server on 127.0.0.1, started here and stopped b
                                  [--shrink-seconds 30] [--mutant NAME]... [--witnesses-only | --search-only]
 
 `--search-only` measures the search without the witnesses, which kill every mutant of every design on their own:
-one round of `--examples` cases (100 here), seeded, not shrunk, for each mutant; it prints the mutants the search
-finds by itself and how many cases and seconds it took (the cases are the machine-independent figure: the same
-seed draws the same cases, so two versions of the machine compare by them).
+one round of `--examples` examples (Hypothesis' `max_examples`; 100 here), seeded, not shrunk, for each mutant; it
+prints the mutants the search finds by itself and how many cases and seconds it took. The cases are the
+machine-independent figure (the same seed draws the same cases, so two versions of the machine compare by them);
+they count the cases Hypothesis set aside too (rejected, or past its size limit), so may pass 100.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ def main() -> None:
     parser.add_argument("--shrink-seconds", type=float, default=30.0,
                         help="at most this long shrinking a search round's divergences (Hypothesis' own: 300)")
     args = parser.parse_args()
+    if args.examples is not None and args.examples < 1:
+        parser.error("--examples must be at least 1")
     catalogue = designs()[args.design]
     chosen = [m for m in catalogue if not args.mutant or m[0] in args.mutant]
     if args.mutant and len(chosen) != len(set(args.mutant)):
@@ -123,6 +126,7 @@ SEARCH_ONLY_EXAMPLES = 100
 
 
 def search_alone(chosen, examples: int, seed: int) -> None:
+    """Each mutant against one seeded round of the search, no witnesses, no shrinking."""
     found, cases, times = 0, [], []
     print(f"{'mutant':30s} {'profile':13s} {'found':>5s} {'cases':>5s} {'seconds':>8s}  rules that caught it")
     for name, profile, factory in chosen:
@@ -140,7 +144,7 @@ def search_alone(chosen, examples: int, seed: int) -> None:
             times.append(seconds)
         print(f"{name:30s} {profile:13s} {'yes' if result.findings else 'no':>5s} {result.cases:5d} {seconds:8.2f}  "
               f"{', '.join(sorted(result.findings)) or '-'}", flush=True)
-    print(f"\nthe search alone found {found}/{len(chosen)} in one round of at most {examples} cases (seed {seed})")
+    print(f"\nthe search alone found {found}/{len(chosen)} in one round of {examples} examples (seed {seed})")
     if cases:
         print(f"cases to the finding: median {statistics.median(cases):.0f}, max {max(cases)}; "
               f"seconds: median {statistics.median(times):.2f}, max {max(times):.2f}")

@@ -409,7 +409,8 @@ def main() -> None:
         print(f"a draw: {1e6 * plain:.0f} us through data.draw, {1e6 * quick:.0f} us as the machine draws")
         counts, counted_steps = draws_a_step(args.profile, args.examples, Path(tmp) / "draws")
         print(f"choices a step ({sum(counts.values()) / counted_steps:.1f}, the suite against the model): "
-              + ", ".join(f"{n / counted_steps:.1f} {what}" for what, n in counts.most_common()))
+              + ", ".join(f"{n / counted_steps:.1f} {what}" for what, n in counts.most_common())
+              if counts else "choices a step: not counted (this Hypothesis has no ConjectureData._draw)")
         if args.model_only:
             return
         rounds = [against_moto(args.profile, args.examples, Path(tmp) / f"moto{i}") for i in range(args.rounds)]
