@@ -34,6 +34,7 @@ from conformance.runner import DEFAULT_BUDGET, run  # noqa: E402
 # written independently, from the documents alone, with bugs written before the suite ran on them (its power).
 TUNED = ("redisq", "example")
 INDEPENDENT = ("sqliteq", "eventlogq")
+DEFAULT_EXAMPLES, SEARCH_ONLY_EXAMPLES = 30, 100  # a search round's examples: the default run's, the search alone's
 
 
 def designs() -> dict[str, list[tuple[str, str, object]]]:
@@ -55,7 +56,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--design", choices=[*TUNED, *INDEPENDENT], default="redisq",
                         help=f"tuned: {', '.join(TUNED)}; independent: {', '.join(INDEPENDENT)}")
-    parser.add_argument("--examples", type=int, help="cases a search round runs [default: 30; 100 with --search-only]")
+    parser.add_argument("--examples", type=int, help=f"examples a search round runs [default: {DEFAULT_EXAMPLES}; "
+                                                     f"{SEARCH_ONLY_EXAMPLES} with --search-only]")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--mutant", action="append", default=[], help="only this one (repeatable)")
     only = parser.add_mutually_exclusive_group()
@@ -80,7 +82,8 @@ def main() -> None:
         if args.search_only:
             search_alone(chosen, args.examples or SEARCH_ONLY_EXAMPLES, args.seed)
         else:
-            measure(chosen, args.examples or 30, args.seed, args.shrink_seconds, search=not args.witnesses_only)
+            measure(chosen, args.examples or DEFAULT_EXAMPLES, args.seed, args.shrink_seconds,
+                    search=not args.witnesses_only)
         if args.design == "example" and not args.mutant:
             from adapters.examples.mutants import EQUIVALENT
 
@@ -121,8 +124,6 @@ def measure(chosen, examples: int, seed: int, shrink_seconds: float, search: boo
         print(f"time to kill: median {statistics.median(times):.2f} s, max {max(times):.2f} s")
         print(f"shortest case: median {statistics.median(lengths):.0f} steps, max {max(lengths)} steps")
 
-
-SEARCH_ONLY_EXAMPLES = 100
 
 
 def search_alone(chosen, examples: int, seed: int) -> None:
