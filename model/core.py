@@ -8,13 +8,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from model import errors
 from model.batches import change_batch, delete_batch
 from model.handles import delete_message
-from model.outcomes import BatchExpectation, Effects, Enumerated, Expectation, Outcome, Verdict, concrete, union
+from model.outcomes import (
+    BatchExpectation, Effects, Enumerated, Expectation, Outcome, Verdict, concrete, copied, union,
+)
 from model.profiles import Profile, get_profile
 from model.queue_ops import create_queue, get_attributes, peek, purge, send_message, set_attributes
 from model.settled import NOTHING_HIDDEN, NOTHING_SETTLED, Settled, SurelyHidden
@@ -79,7 +81,7 @@ class Model:
             verdict = expectation.check(observed)
         situated = verdict.outcome.in_situations(edge_situations(op, self.profile))
         if situated is not verdict.outcome:
-            verdict = replace(verdict, outcome=situated)
+            verdict = copied(verdict, outcome=situated)
         self.commit(verdict.outcome)
         return verdict
 
@@ -105,6 +107,14 @@ class Model:
             message = self.messages[message_id]
             live_before = {s.queue for s in message.states if s.gone is Gone.NO}
             live_after = {s.queue for s in states if s.gone is Gone.NO}
+            if live_after == live_before:  # most changes: it stays where it may be, only its states change
+                indexes = self._indexes(live_before)
+                for index in indexes:
+                    index.forget(message)
+                message.states = states
+                for index in indexes:
+                    index.offer(message)
+                continue
             for index in self._indexes(live_before):
                 index.forget(message)
             message.states = states

@@ -134,15 +134,17 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
         at = now
     elif not fresh:  # the earlier answer, given at once: a retry does not poll
         at = late = now
-    else:
+    elif max(waits) > 0:  # a long poll answers when a message may first be receivable (a short one at once)
         groups = _fifo_groups(live, at_rest, hidden.near).values() if queue.fifo else [live]
         releases = _releases(groups, model.redrive_of(queue.name), queue.fifo)
         if settled:
             releases.append(now)  # each settled message is visible by now: the poll answers at once
         at = _evaluation_time(releases, now, max(waits))
-        if completed_at is not None and max(waits) > 0:
+        if completed_at is not None:
             at = min(completed_at, now + max(waits))  # as of the moment the target answered, within the wait
         late = at
+    else:
+        at = late = now
     return ReceiveExpectation(model, queue, op, at, late, max_messages, visibilities, long_poll,
                               tuple(rules), replay, fresh, quota_reached=maybe_in_flight >= p.inflight_quota, live=live,
                               settled=settled, at_rest=at_rest, hidden=hidden,
@@ -860,11 +862,13 @@ class ReceiveExpectation:
             undecided.append(FIFO_ORDER)
         # A long poll differs from a short one only where a message is surely receivable before its wait ends
         # (an empty answer would come then): on an empty queue the two answer alike.
+        if not self.long_poll:
+            return (*undecided, RCV_LONG_POLL, RCV_REAPPEAR)
         due_by_end = self._due_by_end_of_wait  # and every settled message
-        if not (self.long_poll and (due_by_end or self.settled)):
+        if not (due_by_end or self.settled):
             undecided.append(RCV_LONG_POLL)
-        if not (self.long_poll and (any(all(s.receive_count for s in c.receivable + c.hidden) for c in due_by_end)
-                                    or self.settled.any_received_before)):
+        if not (any(all(s.receive_count for s in c.receivable + c.hidden) for c in due_by_end)
+                or self.settled.any_received_before):
             undecided.append(RCV_REAPPEAR)
         return tuple(undecided)
 

@@ -253,9 +253,11 @@ class Settled:
                 kept.append(entry)
         for entry in kept:
             heapq.heappush(self._parked_order, entry)
-        kinds = self._parked_kinds.copy()
-        for s in near.values():
-            _decrement(kinds, (s.why, s.hidden))
+        kinds = self._parked_kinds
+        if near:  # a copy only where it differs (Counter.copy costs as much as the rest of this)
+            kinds = kinds.copy()
+            for s in near.values():
+                _decrement(kinds, (s.why, s.hidden))
         return SurelyHidden(self._parked, near, kinds)
 
 
