@@ -2,6 +2,7 @@
 does not permit there: elsewhere the rule could not have failed, and a pass would mean nothing."""
 
 from model import Model
+from model.outcomes import Outcome
 from model.state import Timing
 from model.values import (
     BatchOk, ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, Error, Ok,
@@ -119,6 +120,17 @@ def test_a_value_at_either_edge_of_its_range_or_past_either_side_is_a_situation_
         assert refused.outcome.situation_of("VIS-RANGE") == f"VisibilityTimeout {side}"
     created = q.check(CreateQueue("other", {"DelaySeconds": 900}), 2, Ok())
     assert created.outcome.situation_of("DELAY-HIDES") == "DelaySeconds at its highest"
+
+
+def test_more_situations_make_a_new_outcome_and_leave_the_one_permitted_as_it_was():
+    # An enumerated check hands back the very outcome it permitted where one alone matches: situated in place, an
+    # expectation kept and checked again would carry the edge of the first answer into the second.
+    permitted = Outcome(ChangeOk(), ("VIS-RANGE",), situations=(("VIS-RANGE", "at its lowest"),))
+    situated = permitted.in_situations((("VIS-RANGE", "at its highest"),))
+    assert situated.situation_of("VIS-RANGE") == "at its lowest, at its highest"
+    assert permitted.situation_of("VIS-RANGE") == "at its lowest"
+    assert (situated.response, situated.rules, situated.effects) == (permitted.response, permitted.rules,
+                                                                     permitted.effects)
 
 
 def test_a_ceiling_that_a_later_receive_leaves_room_for_is_a_situation_of_its_own():
