@@ -107,24 +107,19 @@ class Model:
             message = self.messages[message_id]
             live_before = {s.queue for s in message.states if s.gone is Gone.NO}
             live_after = {s.queue for s in states if s.gone is Gone.NO}
-            if live_after == live_before:  # most changes: it stays where it may be, only its states change
-                indexes = self._indexes(live_before)
-                for index in indexes:
-                    index.forget(message)
-                message.states = states
-                for index in indexes:
-                    index.offer(message)
-                continue
             for index in self._indexes(live_before):
                 index.forget(message)
             message.states = states
-            for queue_name in live_after - live_before:
-                self._joined(queue_name, message)  # redriven to a dead-letter queue
-            for queue_name in live_before - live_after:
-                self.queues[queue_name].message_ids.pop(message_id, None)
-            for index in self._indexes(live_before - live_after):
-                index.left(message_id)
-            for index in self._indexes(live_after & live_before):
+            staying = live_before
+            if live_after != live_before:  # most changes leave it where it may be: no moves to work out
+                staying = live_after & live_before
+                for queue_name in live_after - live_before:
+                    self._joined(queue_name, message)  # redriven to a dead-letter queue
+                for queue_name in live_before - live_after:
+                    self.queues[queue_name].message_ids.pop(message_id, None)
+                for index in self._indexes(live_before - live_after):
+                    index.left(message_id)
+            for index in self._indexes(staying):
                 index.offer(message)  # it settles there in time if it is left in one state
         self.handles.update(effects.handles)
         for change in effects.queue_changes:

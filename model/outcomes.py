@@ -9,7 +9,7 @@ divergence `check` returns an outcome to adopt, so that a run goes on and can fi
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from model import errors
 from model.rules import (
@@ -21,6 +21,7 @@ from model.state import HandleInfo, Message, MessageState, QueueChange
 from model.values import BatchOk, ChangeOk, EntryFailure, Error, ErrorSpec, Ok, ReceiveOk, Response, SendOk
 
 Expected = object  # a Response whose minted ids are placeholders, or an ErrorSpec
+_Plain = TypeVar("_Plain")
 
 
 @dataclass
@@ -73,7 +74,7 @@ class Outcome:
         return copied(self, situations=tuple(dict.fromkeys(self.situations + more))) if more else self
 
 
-def copied(value, **changes):
+def copied(value: _Plain, **changes: object) -> _Plain:
     """`dataclasses.replace` for a plain dataclass (no slots, no cached properties, nothing computed in its
     __init__): the same copy without __init__ run field by field, which costs more than the rest of a small step."""
     new = object.__new__(type(value))
