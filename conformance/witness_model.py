@@ -50,10 +50,34 @@ def judged_model(profile: str, pace: str) -> ModelTarget:
     return ModelTarget(profile) if pace == "virtual" else JudgedModel(profile)
 
 
-def replayed_on_model(profile: str, pace: str, steps: Case) -> tuple[Session, set[Aim]]:
-    """A witness replayed on the model, judged as a target of that pace is: the session it leaves, and the aims
-    it reached."""
-    session = Session(judged_model(profile, pace), profile, run_id="witness", case=1, trace=None)
+class _InWindows(JudgedModel):
+    """The model judged as a real target is, each request invoked and answered when a target's was (a long poll of
+    the model's own may answer later), its checker given that target's tolerance."""
+
+    def __init__(self, profile: str, windows: list[tuple[float, float]], tolerance: float) -> None:
+        super().__init__(profile)
+        self.tolerance = tolerance
+        self._windows = iter(windows)
+
+    def execute(self, op: Operation) -> Response:
+        invoke, complete = next(self._windows)
+        self.clock.advance(max(0.0, invoke - self.clock.now()))
+        response = ModelTarget.execute(self, op)
+        self.clock.advance(max(0.0, complete - self.clock.now()))
+        return response
+
+
+def decided_in_windows(profile: str, witness: Witness, windows: list[tuple[float, float]], tolerance: float) -> bool:
+    """Whether the model reaches the witness's aim with each request taking the window (invoke, complete) a target's
+    took: where it does not, those windows alone leave the aim undecided, whatever the target answered."""
+    return witness.aim in replayed_on_model(profile, "real", witness.steps, _InWindows(profile, windows, tolerance))[1]
+
+
+def replayed_on_model(profile: str, pace: str, steps: Case, model: ModelTarget | None = None
+                      ) -> tuple[Session, set[Aim]]:
+    """A witness replayed on the model (`model`, else the model judged as a target of that pace is): the session
+    it leaves, and the aims it reached."""
+    session = Session(model or judged_model(profile, pace), profile, run_id="witness", case=1, trace=None)
     reached: set[Aim] = set()
     for advance, op in steps:
         if advance:

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from adapters.model_target import ModelTarget
 from conformance.witnesses import JudgedModel
+from model import errors
 from model.values import (
     AttributesOk, BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage,
     DeleteMessageBatch, Error, GetQueueAttributes, Ok, Operation, ReceiveMessage, Response, SetQueueAttributes,
@@ -147,3 +148,31 @@ class NegativeTimeoutAccepted(_LosesAnswers):
             op = replace(op, entries=tuple(replace(e, visibility_timeout=max(e.visibility_timeout, 0))
                                            for e in op.entries))
         return self.answer(op, super().execute(op))
+
+
+class CeilingFromSendSlowAtFirst(JudgedModel):
+    """On a clock judged as a real one: the 12-hour ceiling counted from the send, not the receive (a change past
+    send + 43200 s is refused); and in its first case every receive is answered SLOW seconds late, as through a
+    slow connection."""
+
+    SLOW = 1.5
+
+    def __init__(self, profile: str) -> None:
+        super().__init__(profile)
+        self.cases = 0
+
+    def reset(self) -> None:
+        super().reset()
+        self.cases += 1
+
+    def execute(self, op: Operation) -> Response:
+        if isinstance(op, ChangeMessageVisibility) and isinstance(op.visibility_timeout, int):
+            info = self.model.handles.get(op.receipt_handle)
+            sent_at = self.model.messages[info.message_id].sent_at if info is not None else None
+            if sent_at is not None and self.clock.now() + op.visibility_timeout > sent_at + 43200:
+                return errors.beyond_ceiling(op.visibility_timeout).instantiate()  # the refusal SQS gives
+        response = super().execute(op)
+        if isinstance(op, ReceiveMessage) and self.cases <= 1:
+            self.clock.advance(self.SLOW)
+        return response
+

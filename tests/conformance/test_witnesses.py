@@ -298,3 +298,20 @@ def test_replays_start_with_the_case_that_can_take_longest_long_polls_included()
     assert longest_time(waits) == 4.0
     aim = Aim("VIS-DEFAULT", "ReceiveMessage", "ReceiveOk")
     assert [w.steps for w in _distinct([Witness(aim, waits), Witness(aim, polls)])] == [polls, waits]
+
+
+def test_on_a_real_clock_a_witness_a_late_answer_left_undecided_is_played_again():
+    """A receive answered 1.5 s late widens its window past the 12-hour ceiling witness's margin: the first play
+    decides nothing, through no fault of the target. Played again as it is, the witness shows the target's bug (the
+    ceiling counted from the send). On a conforming queue answering in time the first play decides it: no more."""
+    from conformance.witness_catalogue import load
+    from tests.conformance.planted import CeilingFromSendSlowAtFirst
+
+    aimed = [w for w in load("sqs-standard", "real").witnesses if w.aim.rule == "VIS-CEILING-FROM-RECEIVE"][:1]
+    catalogue = witnesses.Catalogue("sqs-standard", "real", aimed)
+    slow_at_first = CeilingFromSendSlowAtFirst("sqs-standard")
+    shown = witnesses.replay([slow_at_first], catalogue, run_id="t", trace=None, case_ids=iter(range(1, 99)))
+    assert "VIS-CEILING-FROM-RECEIVE" in shown.divergent, shown.divergent
+    assert slow_at_first.cases == 2  # the late play, then the one that showed it
+    model = witnesses.judged_model("sqs-standard", "real")
+    assert witnesses.replay([model], catalogue, run_id="t", trace=None, case_ids=iter(range(1, 99))).cases == 1
