@@ -156,8 +156,9 @@ def fault_free(moto_server):
 def test_a_run_through_faults_reports_no_rule_the_fault_free_run_does_not(moto_server, fault_free, fault):
     """Each kind of fault, on 5% of the requests: no rule is reported that the fault-free run does not report (a
     lost answer is no divergence, nor is what follows it), and every queue the run created is deleted, those
-    whose CreateQueue answer was lost included. A throttled request is sent again and a witness cut short by a
-    lost answer is played again, so a rule goes missing only where faults struck its witness every time."""
+    whose CreateQueue answer was lost included. A throttled request is sent again, and a witness cut short by a
+    lost answer, or left undecided by a late one, is played again, so a rule goes missing only where faults
+    struck its witness every time."""
     findings, done, left = _witnesses_through(moto_server, (fault,), FAULT_RATE, seed=1)
     rules = set(findings)
     assert done[fault] > 0  # the faults did happen
