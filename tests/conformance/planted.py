@@ -175,4 +175,3 @@ class CeilingFromSendSlowAtFirst(JudgedModel):
         if isinstance(op, ReceiveMessage) and self.cases <= 1:
             self.clock.advance(self.SLOW)
         return response
-
