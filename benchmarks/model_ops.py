@@ -5,9 +5,11 @@ process: the model acting as a queue (`step`), the model checking those answers 
 does at every step), and a bare dict-based queue with none of the semantics as the baseline. Per receive, it
 also prints how many messages were returned and how many the model looked at one by one (model/settled.py).
 Then the same mix with receives of one message, its operations replayed through fresh models: what an operation
-costs as the backlog grows when the work it does does not (issue 16 asks for that cost to stay flat).
+costs as the backlog grows when the work it does does not (issue 16 asks for that cost to stay flat). With
+`--replays N`, also the fastest of N replays of the same operations through fresh models, as a queue and as a
+checker: the figure the machine's drift moves least, for comparing two versions of the model.
 
-    python benchmarks/model_ops.py [--ops N] [--profile NAME] [--backlog N ...] [--full-look]
+    python benchmarks/model_ops.py [--ops N] [--profile NAME] [--backlog N ...] [--full-look] [--replays N]
 """
 
 from __future__ import annotations
@@ -76,12 +78,7 @@ def run_model(profile: str, ops, backlog: int, indexed: bool = True, per_receive
     as_queue = time.perf_counter() - start
 
     recorded = in_model_space(profile, recorded)
-    checker = Model(profile, indexed=indexed)
-    gc.collect()  # each timing starts with no garbage of the runs before it
-    start = time.perf_counter()
-    for op, at, response in recorded:
-        checker.observe(op, at, response)
-    return as_queue, time.perf_counter() - start, recorded
+    return as_queue, checked(profile, recorded, indexed), recorded
 
 
 def in_model_space(profile: str, recorded: list) -> list:
@@ -110,6 +107,24 @@ def replayed(profile: str, recorded) -> float:
     for op, at, _ in recorded:
         queue.step(op, at)
     return time.perf_counter() - start
+
+
+def checked(profile: str, recorded, indexed: bool = True) -> float:
+    """Seconds for a fresh model checking the recorded answers."""
+    checker = Model(profile, indexed=indexed)
+    gc.collect()  # each timing starts with no garbage of the runs before it
+    start = time.perf_counter()
+    for op, at, response in recorded:
+        checker.observe(op, at, response)
+    return time.perf_counter() - start
+
+
+def fastest_replays(profile: str, recorded, replays: int) -> tuple[float, float]:
+    """Seconds an operation as a queue and as a checker, each the fastest of `replays` replays of the same
+    operations through fresh models: on a machine whose speed drifts, the figure least moved by it."""
+    as_queue = min(replayed(profile, recorded) for _ in range(replays))
+    as_checker = min(checked(profile, recorded) for _ in range(replays))
+    return as_queue / len(recorded), as_checker / len(recorded)
 
 
 def per_receive(profile: str, recorded) -> tuple[float, float]:
@@ -170,7 +185,11 @@ def main() -> None:
     parser.add_argument("--backlog", type=int, action="append", help=f"[default: {', '.join(map(str, BACKLOGS))}]")
     parser.add_argument("--full-look", action="store_true",
                         help="also time sqs-standard with Model(indexed=False), every message looked at (the baseline)")
+    parser.add_argument("--replays", type=int, default=0,
+                        help="also the fastest of this many replays of the same operations (queue and checker)")
     args = parser.parse_args()
+    if args.ops < 1 or args.replays < 0:
+        parser.error("--ops must be at least 1 and --replays at least 0")
     ops = workload(args.ops)
     profiles = ["sqs-standard", "sqs-fifo", "sqs-2008", "smq"] if args.profile == "all" else [args.profile]
     for backlog in args.backlog or BACKLOGS:
@@ -184,6 +203,11 @@ def main() -> None:
                   f"as checker: {observe:9,.0f} ops/s ({1e6 / observe:5.1f} us/op)   "
                   f"(queue = {step / baseline:.3f} x baseline)   a receive returns {returned:.1f}, "
                   f"looks at {looked_at:.1f} one by one")
+            if args.replays:
+                queue_op, checker_op = fastest_replays(profile, recorded, args.replays)
+                print(f"  {'':13s} fastest of {args.replays} replays: as queue {1e6 * queue_op:5.1f} us "
+                      f"({1 / queue_op:,.0f} ops/s), as checker {1e6 * checker_op:5.1f} us ({1 / checker_op:,.0f} "
+                      f"ops/s) an operation ({len(recorded):,} made)")
             if target_receives_one(profile):
                 # A deeper backlog also fills each receive (up to 10 messages, each handled): with one message a
                 # receive, what is left is what the messages it does not touch cost. The operations made (under a
