@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import json
 import statistics
 import sys
@@ -38,7 +39,7 @@ from botocore.exceptions import ClientError  # noqa: E402
 
 from adapters.model_target import ModelTarget  # noqa: E402
 from adapters.moto_target import MotoTarget  # noqa: E402
-from conformance.runner import run  # noqa: E402
+from conformance.runner import RUN_COLLECTION_THRESHOLD, run  # noqa: E402
 from conformance.session import Session  # noqa: E402
 from conformance.trace import read_trace  # noqa: E402
 from model.rules import CATALOGUE  # noqa: E402
@@ -58,6 +59,27 @@ class Stopwatch:
             finally:
                 self.seconds += time.perf_counter() - start
         return timed
+
+
+class CollectorTime:
+    """Seconds the cycle collector ran while in use (whichever part of a step it interrupted), and how often."""
+
+    def __init__(self) -> None:
+        self.seconds, self.collections, self._started = 0.0, 0, 0.0
+
+    def _note(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._started
+            self.collections += 1
+
+    def __enter__(self) -> CollectorTime:
+        gc.callbacks.append(self._note)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._note)
 
 
 @dataclass
@@ -89,7 +111,8 @@ def suite(target, profile: str, examples: int, out: Path, requests: list[Request
           ) -> tuple[float, int, int, dict[str, float]]:
     """Seconds, steps and cases of a run, and where its time went: in the target, in the session's own work around
     each call (the model judging the answer, the trace), and everything else (Hypothesis drawing each step and
-    running its engine, the machine choosing arguments, setting up each case)."""
+    running its engine, the machine choosing arguments, setting up each case); with the CPU seconds, and the
+    seconds and collections of the cycle collector, which interrupts any of the three."""
     in_target, in_session, recorder = Stopwatch(), Stopwatch(), Stopwatch()
     cpu = time.process_time()
     if requests is not None:
@@ -101,8 +124,9 @@ def suite(target, profile: str, examples: int, out: Path, requests: list[Request
     try:
         # Every rule tolerated: no case stops at a divergence, so this times generation, not shrinking (nor the
         # witnesses' replay).
-        result = run(target, profile, examples=examples, seed=1, out_dir=out, max_rounds=1, coverage_rounds=0,
-                     shrink=False, tolerate=frozenset(r.id for r in CATALOGUE), witnesses=False)
+        with CollectorTime() as collector:
+            result = run(target, profile, examples=examples, seed=1, out_dir=out, max_rounds=1, coverage_rounds=0,
+                         shrink=False, tolerate=frozenset(r.id for r in CATALOGUE), witnesses=False)
     finally:
         Session.execute = original  # type: ignore[method-assign]
         target.close()
@@ -110,7 +134,8 @@ def suite(target, profile: str, examples: int, out: Path, requests: list[Request
     return seconds, result.steps, result.cases, {"target": in_target.seconds - recorder.seconds,
                                    "session": in_session.seconds - in_target.seconds,
                                    "rest": seconds + recorder.seconds - in_session.seconds,
-                                   "cpu": time.process_time() - cpu - recorder.seconds}
+                                   "cpu": time.process_time() - cpu - recorder.seconds,
+                                   "collector": collector.seconds, "collections": collector.collections}
 
 
 def engine_floor(rules: int, steps_per_case: int, cases: int) -> float:
@@ -419,9 +444,12 @@ def main() -> None:
         first = rounds[0]
         print("  a step's time (round 1): " + ", ".join(
             f"{part} {1000 * t / first.steps:.2f} ms ({t / first.seconds:.0%})"
-            for part, t in first.spent.items() if part != "cpu")
+            for part, t in first.spent.items() if part in ("target", "session", "rest"))
               + "   (target: moto's calls; session: the model's verdict and the trace; rest: Hypothesis, the machine,"
                 " each case's set-up)")
+        print(f"  the cycle collector, within those: {1000 * first.spent['collector'] / first.steps:.2f} ms a step "
+              f"({first.spent['collector'] / first.seconds:.0%}, {first.spent['collections']:.0f} collections; the "
+              f"run's threshold for the youngest generation: {RUN_COLLECTION_THRESHOLD:,}, CPython's default 700)")
         print("  the mix: " + ", ".join(f"{k} {v}" for k, v in first.mix.most_common()))
         same_mix = statistics.median(r.suite_rate / r.raw_rate for r in rounds)
         replayed = statistics.median(r.suite_rate / r.replay_rate for r in rounds)

@@ -127,6 +127,48 @@ def test_shrinking_is_capped_for_the_clock_and_restored_after():
     assert engine.MAX_SHRINKING_SECONDS == before
 
 
+def test_a_run_collects_cycles_less_often_and_leaves_the_collector_as_it_found_it():
+    import gc
+
+    from conformance.runner import RUN_COLLECTION_THRESHOLD
+
+    class NotingModel(ModelTarget):
+        """The model, noting the collector's thresholds in force at each step; it fails if asked to."""
+
+        seen: set = set()
+        fail = False
+
+        def execute(self, op):
+            self.seen.add(gc.get_threshold())
+            if self.fail:
+                raise RuntimeError("the target broke")
+            return super().execute(op)
+
+    before = gc.get_threshold()
+    gc.set_threshold(900, 11, 12)  # not the default: every generation's value must come back
+    try:
+        target = NotingModel("sqs-standard")
+        run(target, "sqs-standard", examples=2, seed=1, steps_per_case=5, coverage_rounds=0)
+        assert target.seen == {(RUN_COLLECTION_THRESHOLD, 11, 12)}
+        assert gc.get_threshold() == (900, 11, 12)
+
+        target.fail = True
+        with pytest.raises(RuntimeError):
+            run(target, "sqs-standard", examples=2, seed=1, steps_per_case=5, coverage_rounds=0)
+        assert gc.get_threshold() == (900, 11, 12)
+
+        # Runs overlapping in threads: the first to end leaves it lowered for the other, the last sets it back.
+        first, second = runner._fewer_collections.during_a_run(), runner._fewer_collections.during_a_run()
+        first.__enter__()
+        second.__enter__()
+        first.__exit__(None, None, None)
+        assert gc.get_threshold()[0] == RUN_COLLECTION_THRESHOLD
+        second.__exit__(None, None, None)
+        assert gc.get_threshold() == (900, 11, 12)
+    finally:
+        gc.set_threshold(*before)
+
+
 def test_a_search_budget_keeps_searching_past_coverage_and_then_stops(monkeypatch):
     """Without a budget the search stops once a round finds nothing new and every rule is decided; with one it goes
     on with fresh rounds until the budget is spent (a round under way is finished). The run's clock is the test's,
