@@ -59,7 +59,7 @@ TRIM_MIN_SECONDS = 5.0
 # The cycle collector's youngest-generation threshold during a run (CPython's default is 700). A step allocates
 # thousands of short-lived objects (botocore, moto, the model) over a heap of long-lived ones (Hypothesis' tree of
 # cases, the trace's held rows), and each collection of the oldest generation walks that heap: a run on moto
-# in-process, alone in its process, spent 0.17-0.22 ms a step (7-9%) in the collector at the default, 0.09-0.10 ms
+# in-process, alone in its process, spent 0.17-0.22 ms a step (7-9%) in the collector at the default, 0.06-0.10 ms
 # at this threshold (benchmarks/throughput.py prints the collector's share).
 RUN_COLLECTION_THRESHOLD = 10_000
 
@@ -281,7 +281,7 @@ def _more_connections(targets: list[Target]) -> list[Target]:
 
 class _FewerCollections:
     """The cycle collector run less often while any run of this process is under way (RUN_COLLECTION_THRESHOLD),
-    and as it was set again once the last of its concurrent runs ends. Objects freed by reference counting (nearly
+    and set back as it was once the last of its concurrent runs ends. Objects freed by reference counting (nearly
     all a step makes) are freed as before."""
 
     def __init__(self) -> None:

@@ -157,7 +157,7 @@ def test_a_run_collects_cycles_less_often_and_leaves_the_collector_as_it_found_i
             run(target, "sqs-standard", examples=2, seed=1, steps_per_case=5, coverage_rounds=0)
         assert gc.get_threshold() == (900, 11, 12)
 
-        # Runs overlapping in threads: the first to end leaves it lowered for the other, the last sets it back.
+        # Runs overlapping in threads: the first to end leaves it raised for the other, the last sets it back.
         first, second = runner._fewer_collections.during_a_run(), runner._fewer_collections.during_a_run()
         first.__enter__()
         second.__enter__()
