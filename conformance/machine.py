@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 from collections.abc import Callable, Iterable, Iterator
 
-from hypothesis import reject, strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from hypothesis import reject, settings, strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test,
+)
 
 from adapters.base import Target, Unsupported
 from conformance.hypothesis_hooks import QuickDraws, is_final_replay
@@ -531,3 +533,17 @@ def build_machine(run: Run) -> type[VisibilityMachine]:
     left_out = {name: None for name, member in vars(VisibilityMachine).items()
                 if not getattr(member, OFFERED_WHEN, lambda _: True)(profile)}
     return type(f"VisibilityMachine_{run.profile.replace('-', '_')}", (VisibilityMachine,), {"run": run, **left_out})
+
+
+def run_machine(machine: type[VisibilityMachine], config: settings) -> None:
+    """Hypothesis runs `machine` as a test, then the machine lets go of its run. Hypothesis keeps every machine
+    class it has run for the life of the process (its set-up state per class), and a class built by
+    `build_machine` holds its run: the target (moto's whole state, say), the trace, the findings. A process running
+    run after run (a team's tests through the pytest plugin) kept each of them, and its cycle collector walked them
+    all."""
+    try:
+        run_state_machine_as_test(machine, settings=config)
+    finally:
+        for cls in machine.__mro__:
+            if "run" in vars(cls):
+                delattr(cls, "run")

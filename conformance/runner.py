@@ -26,11 +26,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky, UnsatisfiedAssumption
-from hypothesis.stateful import run_state_machine_as_test
 
 from adapters.base import Target
 from adapters.registry import close_all
-from conformance.machine import DivergenceFound, Run, build_machine
+from conformance.machine import DivergenceFound, Run, build_machine, run_machine
 from conformance.redelivery import EarlyReturns
 from conformance.defaults import DEFAULT_BUDGET
 from conformance.hypothesis_hooks import shrinking_at_most
@@ -410,7 +409,7 @@ def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int
                       suppress_health_check=list(HealthCheck), derandomize=False,
                       phases=search_phases(shrink))
     try:
-        run_state_machine_as_test(machine, settings=config)
+        run_machine(machine, config)
         return []
     except DivergenceFound as one:
         failures: list[BaseException] = [one]

@@ -8,11 +8,10 @@ import hypothesis
 from collections.abc import Callable
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from adapters.base import Unsupported
 from conformance.cases import Case
-from conformance.machine import REAL_MAX_WAIT, Run, build_machine
+from conformance.machine import REAL_MAX_WAIT, Run, build_machine, run_machine
 from conformance.session import Step
 from conformance.witness_catalogue import Aim, Catalogue, Witness, aims_of
 from conformance.witness_model import aims_covered, aims_reached, judged_model, replayed_on_model
@@ -64,7 +63,7 @@ def explore(profile: str, pace: str, *, seed: int = 1, examples: int = EXPLORE_E
 
     machine = _machine(profile, pace, note)
     machine = hypothesis.seed(seed)(machine)
-    run_state_machine_as_test(machine, settings=_settings(examples, SEARCH_STEPS, shrink=False))
+    run_machine(machine, _settings(examples, SEARCH_STEPS, shrink=False))
     return reached
 
 
@@ -83,7 +82,7 @@ def search(profile: str, aim: Aim | str, pace: str, *, seed: int = 1, examples: 
     machine = _machine(profile, pace, check)
     machine = hypothesis.seed(seed)(machine)
     try:
-        run_state_machine_as_test(machine, settings=_settings(examples, SEARCH_STEPS, shrink=True))
+        run_machine(machine, _settings(examples, SEARCH_STEPS, shrink=True))
     except _Reached as found:
         return _witness_from_steps(profile, pace, sorted(a for a in aims_of(found.steps[-1]) if wanted(a))[0],
                                    found.steps)

@@ -428,3 +428,31 @@ def test_a_machine_offers_only_the_rules_its_profile_can_run_and_a_left_out_rule
     peek = getattr(VisibilityMachine.peek, RULE_MARKER)
     assert not all(test(SimpleNamespace(profile=PROFILES["sqs-standard"])) for test in peek.preconditions)
     assert all(test(SimpleNamespace(profile=PROFILES["smq"])) for test in peek.preconditions)
+
+
+def test_a_finished_run_leaves_nothing_of_its_target_alive():
+    """Hypothesis keeps every machine class it ran for the life of the process: a class still holding its run kept
+    each run's target (moto's whole state), trace and findings, run after run."""
+    import gc
+    import weakref
+
+    from conformance.witness_search import search
+
+    target = TwoBugs("sqs-standard")  # diverging, so its findings and their steps are kept too
+    result = run(target, "sqs-standard", examples=10, seed=5, max_rounds=2, coverage_rounds=0)
+    assert result.findings
+    gone = weakref.ref(target)
+    del target, result
+    gc.collect()
+    assert gone() is None
+
+    # The witness search builds its machines on runs of its own, on the model: none is kept either.
+    from conformance.machine import Run
+
+    def runs_alive() -> int:
+        gc.collect()
+        return sum(isinstance(o, Run) for o in gc.get_objects())
+
+    before = runs_alive()
+    assert search("sqs-standard", "HANDLE-MALFORMED", "virtual", examples=20) is not None
+    assert runs_alive() == before
