@@ -540,7 +540,7 @@ def run_machine(machine: type[VisibilityMachine], config: settings) -> None:
     class it has run for the life of the process (its set-up state per class), and a class built by
     `build_machine` holds its run: the target (moto's whole state, say), the trace, the findings. A process running
     run after run (a team's tests through the pytest plugin) kept each of them, and its cycle collector walked them
-    all."""
+    all. A machine is so run once: each round builds its own (`build_machine`)."""
     try:
         run_state_machine_as_test(machine, settings=config)
     finally:
