@@ -294,7 +294,8 @@ class _FewerCollections:
             if self._runs == 0:
                 self._before = gc.get_threshold()
                 youngest, *older = self._before
-                gc.set_threshold(max(youngest, RUN_COLLECTION_THRESHOLD), *older)
+                if youngest:  # 0: automatic collection is off, and stays so
+                    gc.set_threshold(max(youngest, RUN_COLLECTION_THRESHOLD), *older)
             self._runs += 1
         try:
             yield

@@ -165,6 +165,12 @@ def test_a_run_collects_cycles_less_often_and_leaves_the_collector_as_it_found_i
         assert gc.get_threshold()[0] == RUN_COLLECTION_THRESHOLD
         second.__exit__(None, None, None)
         assert gc.get_threshold() == (900, 11, 12)
+
+        gc.set_threshold(0, 11, 12)  # automatic collection off: a run does not turn it on
+        target.fail = False
+        target.seen = set()
+        run(target, "sqs-standard", examples=2, seed=1, steps_per_case=5, coverage_rounds=0)
+        assert target.seen == {(0, 11, 12)}
     finally:
         gc.set_threshold(*before)
 
