@@ -475,6 +475,12 @@ def main() -> None:
         print(f"a loop of its own under @given instead (two draws a step, nothing else): {1000 * own:.2f} ms a step; "
               f"a suite costing that and moto's calls: {1 / (1 + own * raw_rate):.2f} of the same mix, "
               f"{1 / (1 + own * replay_rate):.2f} of the replay")
+        # What a step must pay whichever loop drives it: the model's verdict and the trace (the session).
+        session = statistics.median(r.spent["session"] / r.steps for r in rounds)
+        print(f"with the session's work too ({1000 * session:.2f} ms a step), nothing of the machine's: "
+              f"{1 / (1 + (floor + session) * raw_rate):.2f} of the same mix under the stateful engine, "
+              f"{1 / (1 + (own + session) * raw_rate):.2f} under a loop of its own; at 0.85 a step leaves the suite "
+              f"{1000 * (1 / 0.85 - 1) / raw_rate:.2f} ms beside moto's calls")
 
 
 if __name__ == "__main__":
