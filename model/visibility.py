@@ -152,17 +152,19 @@ def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, 
     deadline = now + v
     rules, flipped_by = _ceiling_rules(model, message.sent_at, s, deadline, ceiling)
     situations = situated((VIS_CEILING_FROM_RECEIVE,), flipped_by)
+    unenforced = accepted.state  # what a queue that does not refuse leaves
 
-    def rejected() -> PerState:  # built only where it is permitted: most changes are far below the ceiling
-        return PerState(errors.beyond_ceiling(int(v)), rules, None, situations, unenforced=accepted.state)
+    def rejected() -> PerState:  # made only where it is permitted: most changes are far below the ceiling
+        return PerState(errors.beyond_ceiling(int(v)), rules, None, situations, unenforced=unenforced)
 
     band = model.timing.tolerance  # under a real clock the receive and this change each took effect in a window
     if deadline > ceiling + s.received_slack + band:  # beyond even the latest the receive may have set it
         return [rejected()]
-    refused = rejected() if late + v > ceiling - 1 - band else None
     accepted = accepted._replace(rules=rules + accepted.rules, situations=situations)  # the ceiling decided first
     # docs/evidence.md row 'ceiling': 43200 right after the receive may already be refused by a second
-    return [accepted] if refused is None else [accepted, refused]
+    if late + v > ceiling - 1 - band:
+        return [accepted, rejected()]
+    return [accepted]
 
 
 _NEAR_CEILING = 60.0  # a decision this close to the ceiling depends on where the ceiling is
