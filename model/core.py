@@ -111,7 +111,7 @@ class Model:
                 index.forget(message)
             message.states = states
             staying = live_before
-            if live_after != live_before:  # most changes leave it where it may be: no moves to work out
+            if live_after != live_before:  # a move (redriven, gone): most changes leave it where it may be
                 staying = live_after & live_before
                 for queue_name in live_after - live_before:
                     self._joined(queue_name, message)  # redriven to a dead-letter queue
