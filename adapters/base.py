@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from typing import Protocol
 from collections.abc import Callable
 
+from adapters import interrupt
 from model.values import Error, Operation, Response
 
 
@@ -54,7 +55,8 @@ class VirtualClock:
 
 
 class RealClock:
-    """Wall time: advancing sleeps. Monotonic, so that a clock adjustment never bends a window."""
+    """Wall time: advancing sleeps (cut short by a stop, adapters/interrupt.py). Monotonic, so that a clock
+    adjustment never bends a window."""
 
     kind = "real"
 
@@ -66,7 +68,7 @@ class RealClock:
         return time.monotonic() - self._zero
 
     def advance(self, seconds: float) -> None:
-        time.sleep(forward(seconds))
+        interrupt.sleep(forward(seconds))
 
 
 class ShiftedClock(RealClock):

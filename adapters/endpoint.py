@@ -18,6 +18,7 @@ import boto3
 import botocore.exceptions
 from botocore.config import Config
 
+from adapters import interrupt
 from adapters.base import RealClock, ShiftedClock, TargetError, redact
 from adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget, queue_url_parts, worth_another_try
 
@@ -157,7 +158,7 @@ class EndpointTarget(SqsApiTarget):
                 except (botocore.exceptions.ClientError, *UNANSWERED) as error:
                     if not worth_another_try(error) or attempt == _PROBE_ATTEMPTS - 1:
                         raise
-                    time.sleep(0.2 * 2 ** attempt)
+                    interrupt.sleep(0.2 * 2 ** attempt)
         except botocore.exceptions.NoCredentialsError:
             raise TargetError("no AWS credentials found (boto3 looks in the environment, ~/.aws and --aws-profile)"
                               ) from None

@@ -17,6 +17,7 @@ from collections.abc import Callable
 import botocore.exceptions
 from botocore.config import Config
 
+from adapters import interrupt
 from adapters.base import Clock, Target, TargetError, normalise_error, redact
 from adapters.sqs_calls import CLIENT_OPTIONS, QueueName, QueueUrl, RedrivePolicy, resolve, sqs_call
 from model.values import (
@@ -63,7 +64,7 @@ class SqsApiTarget(Target):
             throttled = getattr(response, "code", None) in _THROTTLED
             if not throttled or attempt == _THROTTLE_RETRIES:
                 break
-            time.sleep(0.2 * 2 ** attempt)  # a throttled request did nothing: sending it again hides nothing
+            interrupt.sleep(0.2 * 2 ** attempt)  # a throttled request did nothing: sending it again hides nothing
         self._unknown_in_a_row = self._unknown_in_a_row + 1 if isinstance(response, Unknown) else 0
         if self._unknown_in_a_row >= UNKNOWN_IN_A_ROW:
             raise TargetError(f"{self.name} stopped answering ({UNKNOWN_IN_A_ROW} requests in a row): "
@@ -146,6 +147,10 @@ class SqsApiTarget(Target):
             self._unanswered_creates.add(params["QueueName"])  # until its answer comes
         reply = getattr(self.client, call.method)(**params)
         if isinstance(op, CreateQueue):
+            if interrupt.requested():
+                # The run stopped while this answer was on its way, and its cleanup may have gone by already
+                _persist(partial(self.client.delete_queue, QueueUrl=reply["QueueUrl"]))
+                raise interrupt.Interrupted()
             self._urls[op.queue] = reply["QueueUrl"]
             self._unanswered_creates.discard(params["QueueName"])
         return self._answer(op, reply)
@@ -187,12 +192,13 @@ _PERSIST_ATTEMPTS = 4
 
 def _persist(request: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
     """A request of the suite's own housekeeping (never one under test), sent again while its answer is lost, the
-    service fails (5xx) or throttles; None where it is refused or never answered."""
+    service fails (5xx) or throttles; None where it is refused or never answered. After a stop it is tried once:
+    the run's cleanup has a bounded wait."""
     for attempt in range(_PERSIST_ATTEMPTS):
         try:
             return request()
         except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as error:
-            if not worth_another_try(error):
+            if not worth_another_try(error) or interrupt.requested():
                 return None
         time.sleep(0.1 * 2 ** attempt)
     return None

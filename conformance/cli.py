@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.console import Console
@@ -96,9 +97,10 @@ def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs
 @click.option("--witnesses-only", is_flag=True,
               help="only the witnesses: every reachable rule checked once, in about a minute on a real clock")
 @click.option("--budget", type=click.FloatRange(0, 7 * 86400), default=None, metavar="SECONDS",
-              help="search until this much time has passed since the start, past coverage, for more divergences "
-                   "(on a virtual clock, trimming the findings included); 0 stops once no round finds anything "
-                   "new [default: 40 on a virtual clock, 180 on a real or moved one]")
+              help="the run ends within this many seconds of its start, plus one request's timeout: the "
+                   "witnesses, then the search past coverage for more divergences, then (virtual clock) trimming; "
+                   "what is under way then is cut, and the run says where; 0: no limit, the search stops once no "
+                   "round finds anything new [default: 40 on a virtual clock, 180 on a real or moved one]")
 @click.option("--baseline", "baseline_file", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="known divergences (a file --write-baseline wrote): exit 1 only on a divergence not in it")
 @click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -157,14 +159,17 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
                                 on_progress=on_case, shrink=not no_shrink, tolerate=frozenset(tolerate),
                                 shrink_seconds=shrink_seconds, witnesses=witnesses, search=not witnesses_only,
                                 budget=budget)
+        except KeyboardInterrupt as stop:
+            progress.stop()
+            _stopped(stop, targets, early, out_dir, target_spec)
         except BaseException as error:
             if early is not None:
                 early.stop()  # no report will take the session
+            close_all(targets)
             if isinstance(error, (TargetError, WitnessError)):
                 raise OneLineError(str(error)) from None
             raise
-        finally:
-            close_all(targets)
+    close_all(targets)
     findings = report.write_findings(result, out_dir)
     _print_result(result, report)
     if hasattr(target, "requests"):  # a service that bills by the request
@@ -182,6 +187,30 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     if known is None or baseline_file is None:
         sys.exit(0 if result.conforms else 1)
     sys.exit(_against_baseline(result, known, baseline_file))
+
+
+def _stopped(stop: KeyboardInterrupt, targets: list, early, out_dir: Path, target_spec: str) -> NoReturn:
+    """Ctrl-C or SIGTERM: the run's threads are left to stop at their next step, the queues it created deleted
+    within a bounded wait, the findings so far written; then one line, exit 130."""
+    from adapters import interrupt
+    from conformance import report
+    from conformance.runner import CLEANUP_SECONDS, RunInterrupted
+    from conformance.threads import within
+
+    interrupt.request()
+    deleted = within(CLEANUP_SECONDS, lambda: close_all(targets), "cleanup")
+    if early is not None:
+        within(CLEANUP_SECONDS, early.stop, "report-session")
+    done = ""
+    if isinstance(stop, RunInterrupted):
+        findings = report.write_findings(stop.result, out_dir)
+        found = len(stop.result.findings)
+        done = f"; {found} divergence(s) so far in {findings}" if findings is not None else "; no divergence so far"
+    queues = ("the queues it created were deleted" if deleted else
+              f"some queues it created may be left: sqs-conformance cleanup --target {target_spec} --delete")
+    errors.print(f"sqs-conformance: interrupted ({queues}; the trace so far is kept in {out_dir / 'trace.jsonl'}"
+                 f"{done})", markup=False)
+    sys.exit(130)
 
 
 def _against_baseline(result, known, path: Path) -> int:
@@ -271,6 +300,8 @@ def _print_result(result, report) -> None:
     missing = result.gaps()
     if missing:
         console.print(f"[yellow]rules never exercised decisively (no verdict):[/yellow] {', '.join(missing)}")
+    for line in result.spent.lines(result.rounds):
+        console.print(line, markup=False)
 
 
 @main.command()
@@ -569,14 +600,23 @@ def rules(profile: str | None) -> None:
 
 
 def entry() -> None:
-    """The console script: click's usage errors become one line on stderr, exit 2. A SIGTERM ends a run as
-    Ctrl-C does, so that the queues it created are deleted either way."""
+    """The console script: click's usage errors become one line on stderr, exit 2. Ctrl-C and SIGTERM stop a run
+    (every thread at its next step, adapters/interrupt.py), so that the queues it created are deleted either way;
+    a second one exits at once."""
     import signal
 
-    def interrupt(*_) -> None:
+    from adapters import interrupt
+
+    def on_signal(*_) -> None:
+        if interrupt.requested():
+            os.write(2, b"sqs-conformance: stopped at once (a second interrupt); queues it created may be left: "
+                        b"sqs-conformance cleanup finds them\n")
+            os._exit(130)
+        interrupt.request()
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     try:
         main.main(standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import time
 from dataclasses import dataclass, field
 from typing import ClassVar
 from collections.abc import Callable, Iterable, Iterator
@@ -22,7 +23,7 @@ from hypothesis.stateful import (
 from adapters.base import Target, Unsupported
 from conformance.hypothesis_hooks import QuickDraws, is_final_replay
 from conformance.redelivery import EarlyReturns
-from conformance.session import Session, Step, Tallies
+from conformance.session import Session, Step, Tallies, stop_if_due
 from conformance.trace import TraceWriter
 from conformance.translate import GARBAGE_HANDLES
 from model import Divergence
@@ -155,19 +156,24 @@ class Run:
     # counted (one rare early return would count again in each replay).
     early: EarlyReturns = field(default_factory=EarlyReturns)
     round_failed: bool = False
+    deadline: float | None = None  # time.monotonic() past which no step starts (conformance.session.BudgetSpent)
+    budget_spent: bool = False  # a round ended at the deadline
+    failed_at: float | None = None  # time.monotonic() of this round's first failure: shrinking starts
+    shrinking: float = 0.0  # seconds of the run's rounds after their first failure
 
     @property
     def clock_kind(self) -> str:
         return self.pace or self.target.clock.kind
 
     def new_session(self) -> Session:
+        stop_if_due(self.deadline)  # before the reset's requests, not only at the case's first step
         self.target.reset()
         self.cases += 1
         if self.on_case is not None:
             self.on_case(self)
         return Session(self.target, self.profile, run_id=self.run_id, case=next(self.case_ids), trace=self.trace,
                        tallies=self.tallies, max_wait=self.max_wait if self.clock_kind == "real" else math.inf,
-                       early=self.early.case(counted=not self.round_failed))
+                       early=self.early.case(counted=not self.round_failed), deadline=self.deadline)
 
 
 class VisibilityMachine(RuleBasedStateMachine):
@@ -225,6 +231,8 @@ class VisibilityMachine(RuleBasedStateMachine):
         return step
 
     def fail(self, divergence: Divergence) -> None:
+        if not self.run.round_failed:
+            self.run.failed_at = time.monotonic()
         self.run.round_failed = True
         found = divergence_class(divergence.rule)(divergence, self.session)
         earlier = self.run.seen.get(divergence.rule)

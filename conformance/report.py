@@ -268,6 +268,7 @@ def summary_json(result) -> str:
                            "steps": len(f.steps), "tolerated": f.tolerated} for rid, f in result.findings.items()},
         "rules": {rid: vars(t) for rid, t in sorted(result.tallies.rules.items())},
         "never_decisive": result.gaps(),
+        "time": vars(result.spent),
     }, indent=2)
 
 

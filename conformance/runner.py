@@ -18,26 +18,31 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky, UnsatisfiedAssumption
 
+from adapters import interrupt
 from adapters.base import Target
 from adapters.registry import close_all
 from conformance.machine import DivergenceFound, Run, build_machine, run_machine
 from conformance.redelivery import EarlyReturns
 from conformance.defaults import DEFAULT_BUDGET
 from conformance.hypothesis_hooks import shrinking_at_most
-from conformance.session import Step, Tallies
+from conformance.session import BudgetSpent, Step, Tallies
+from conformance.threads import each_at_once, within
 from conformance.trace import TraceWriter
 from model import Divergence
 from model.profiles import PROFILES
 from model.rules import INFLIGHT_QUOTA, RCV_INTEGRITY, RCV_REAPPEAR, rules_for
+
+if TYPE_CHECKING:
+    from conformance.witness_replay import Replayed
 
 MIN_CASES_PER_JOB = 10
 # The witnesses are bound by their waits, not their requests: on a real clock each job replays them on this many
@@ -52,9 +57,11 @@ REAL_CLOCK_SHRINK_SECONDS = 30.0
 VIRTUAL_CLOCK_SHRINK_SECONDS = 20.0
 # Trimming a search's findings (virtual clock only) replays each many times; on a slow target (moto answers in
 # milliseconds, a 30-step case is replayed about a hundred times) this is bounded as shrinking is, and comes out
-# of the run's budget: the search leaves it up to a quarter of the budget, and it gets at least TRIM_MIN_SECONDS.
+# of the run's budget: the search leaves it up to a quarter of the budget, and it ends with the budget.
 TRIM_SECONDS = 30.0
-TRIM_MIN_SECONDS = 5.0
+# How long a stopped run waits for the queues it created to be deleted (Ctrl-C must stop it within seconds); those
+# left are found by `sqs-conformance cleanup`.
+CLEANUP_SECONDS = 1.0
 # The cycle collector's youngest-generation threshold during a run (CPython's default is 700). A step allocates
 # thousands of short-lived objects (botocore, moto, the model) over a heap of long-lived ones (Hypothesis' tree of
 # cases, the trace's held rows), and each collection of the oldest generation walks that heap: a run on moto
@@ -88,6 +95,47 @@ class Finding:
 
 
 @dataclass
+class Spending:
+    """How a run spent its time: seconds per phase, the search's shrinking apart, and where the budget ran out."""
+
+    budget: float | None = None
+    searching: bool = True  # the run had a search (not --witnesses-only)
+    witnesses: float = 0.0
+    search: float = 0.0
+    shrinking: float = 0.0  # of the search's time: from a round's first failure to its end
+    trimming: float = 0.0
+    ran_out_in: str | None = None  # the phase a step was refused in for the budget: "witnesses", "search"
+    witnesses_played: int = 0
+    witnesses_in_all: int = 0
+
+    def lines(self, rounds: int) -> list[str]:
+        """What a user reads of it: one line of the phases, and one where the search got no round."""
+        phases = [f"witnesses {self.witnesses:.1f} s"]
+        if self.witnesses_played < self.witnesses_in_all:
+            phases[0] += f" ({self.witnesses_played} of {self.witnesses_in_all} played)"
+        if self.searching:
+            phases.append(f"search {self.search:.1f} s in {rounds} round{'s' * (rounds != 1)}"
+                          f" (shrinking {self.shrinking:.1f} s)")
+        if self.trimming:
+            phases.append(f"trimming {self.trimming:.1f} s")
+        budget = "no budget" if self.budget is None else f"budget {self.budget:g} s"
+        reached = {None: "", "search": ": the search ran until its share of it ended",
+                   "witnesses": ": it ran out during the witnesses"}[self.ran_out_in]
+        shown = [f"time: {', '.join(phases)}; {budget}{reached}"]
+        if self.searching and rounds == 0:
+            shown.append(f"the search got no round: the witnesses took the whole {budget}; raise --budget to search")
+        return shown
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM stopped a run: `result` holds what it had found and counted by then."""
+
+    def __init__(self, result: RunResult) -> None:
+        super().__init__()
+        self.result = result
+
+
+@dataclass
 class RunResult:
     run_id: str
     target: str
@@ -101,6 +149,7 @@ class RunResult:
     errors: list[str] = field(default_factory=list)
     # Rules whose early returns the run found not rare: a case of it, played alone, is judged knowing this
     early_not_rare: list[str] = field(default_factory=list)
+    spent: Spending = field(default_factory=lambda: Spending())
 
     @property
     def conforms(self) -> bool:
@@ -158,7 +207,13 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     tolerated = set(tolerate)  # shared by the jobs
     case_ids = itertools.count(1)  # case numbers unique across the jobs of the run
     early = EarlyReturns()  # early returns counted across the witnesses and the search's generated cases
-    jobs = [Run(t, profile, run_id, trace, tolerated=tolerated, case_ids=case_ids, early=early) for t in targets]
+    started = time.monotonic()
+    ends = None if budget is None else started + budget  # no step starts later: witnesses, search, trimming
+    trimming = search and shrink and targets[0].clock.kind == "virtual"
+    reserve = min(TRIM_SECONDS, budget / 4) if trimming and budget is not None else 0.0
+    deadline = None if ends is None else ends - reserve  # the search's: trimming gets the rest
+    jobs = [Run(t, profile, run_id, trace, tolerated=tolerated, case_ids=case_ids, early=early, deadline=deadline)
+            for t in targets]
     if on_progress is not None:
         for job in jobs:
             job.on_case = lambda _: on_progress(_Totals(jobs, tolerated))
@@ -169,36 +224,59 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     share = max(-(-examples // len(jobs)), min(examples, MIN_CASES_PER_JOB))
 
     exercised: set[str] = set()  # by the witnesses: coverage rounds need not chase these
-    started = time.monotonic()
-    trimming = search and shrink and targets[0].clock.kind == "virtual"
-    reserve = min(TRIM_SECONDS, budget / 4) if trimming and budget is not None else 0.0
-    deadline = None if budget is None else started + budget - reserve  # the search's: trimming gets the rest
+    # Each phase's result is made before the phase starts, so that a stopped run still has what it found
+    spent = Spending(budget=budget, searching=search)
+    witnessed = RunResult(run_id, targets[0].name, targets[0].version(), profile)
+    searched = [RunResult(run_id, j.target.name, j.target.version(), profile, tallies=j.tallies) for j in jobs]
 
     def one_job(index: int) -> RunResult:
         job_seed = None if seed is None else seed + 1000 * index
-        return _rounds(jobs[index], share, job_seed, steps_per_case, database, max_rounds, coverage_rounds,
-                       shrink, exercised, deadline)
+        return _rounds(jobs[index], searched[index], share, job_seed, steps_per_case, database, max_rounds,
+                       coverage_rounds, shrink, exercised, deadline)
+
+    def so_far(stopped: bool = False) -> RunResult:
+        for job, found in zip(jobs, searched, strict=True) if stopped else ():
+            for seen in unreported_seen(job, set(found.findings)):  # a round stopped half-way: as seen
+                found.findings[seen.divergence.rule] = Finding(seen.divergence.rule, seen.divergence, seen.steps,
+                                                               seen.tolerated)
+        done = merged(run_id, targets[0], profile, ([witnessed] if witnesses else []) + (searched if search else []))
+        done.early_not_rare = early.not_rare()
+        done.spent = spent
+        return done
 
     if shrink_seconds is None:
         virtual = all(t.clock.kind == "virtual" for t in targets)
         shrink_seconds = VIRTUAL_CLOCK_SHRINK_SECONDS if virtual else REAL_CLOCK_SHRINK_SECONDS
-    results = []
     try:
         with shrinking_at_most(shrink_seconds), _fewer_collections.during_a_run():
             if witnesses:
-                results.append(_witnesses(targets, profile, run_id, trace, case_ids, frozenset(tolerated), early))
-                tolerated |= set(results[-1].findings)
-                exercised |= results[-1].tallies.decided()
-            if search and len(jobs) == 1:
-                results.append(one_job(0))
-            elif search:
-                with _one_ast_parse_at_a_time(), ThreadPoolExecutor(len(jobs), thread_name_prefix="job") as pool:
-                    results += pool.map(one_job, range(len(jobs)))
-        result = merged(run_id, targets[0], profile, results)
-        result.early_not_rare = early.not_rare()
-        if trimming:
-            ends = None if budget is None else started + budget
-            _trim_search_findings(result, targets[0], run_id, trace, case_ids, ends)
+                phase = time.monotonic()
+                try:
+                    _witnesses(targets, profile, trace, case_ids, frozenset(tolerated), early, witnessed, spent, ends)
+                finally:
+                    spent.witnesses = time.monotonic() - phase
+                tolerated |= set(witnessed.findings)
+                exercised |= witnessed.tallies.decided()
+            if search:
+                phase = time.monotonic()
+                try:
+                    with _one_ast_parse_at_a_time():
+                        each_at_once(one_job, range(len(jobs)), "job")
+                finally:
+                    spent.search = time.monotonic() - phase
+                    spent.shrinking = sum(j.shrinking for j in jobs)
+                if any(j.budget_spent for j in jobs):
+                    spent.ran_out_in = spent.ran_out_in or "search"
+            result = so_far()
+            if trimming:
+                phase = time.monotonic()
+                try:
+                    _trim_search_findings(result, targets[0], run_id, trace, case_ids, ends)
+                finally:
+                    spent.trimming = time.monotonic() - phase
+    except KeyboardInterrupt:
+        interrupt.request()  # every thread of the run stops at its next step
+        raise RunInterrupted(so_far(stopped=True)) from None
     finally:
         if trace is not None:
             trace.close()
@@ -211,17 +289,18 @@ def _trim_search_findings(result: RunResult, target: Target, run_id: str, trace:
     or a wait it does not need. On a virtual clock a replay costs nothing, so each is replayed without each step
     and each wait in turn (as witnesses are), judged as the run judged it (its early returns known), and traced,
     so that the report shows the same minimal case. Trimming is bounded as shrinking is: the findings share
-    TRIM_SECONDS, or what is left of the run's budget (`budget_ends`, at least TRIM_MIN_SECONDS), each the share
-    left of it (a long case on a slow target keeps what it has trimmed so far)."""
+    TRIM_SECONDS, or what is left of the run's budget (`budget_ends`), each the share left of it (a long case on a
+    slow target keeps what it has trimmed so far); a finding reached once the time is up keeps its case as found."""
     from conformance.witness_replay import Replayed, replay_case
     from conformance.witness_trimming import case_of, fewest_steps
 
     findings = list(result.findings.items())
     now = time.monotonic()
-    ends = now + (TRIM_SECONDS if budget_ends is None else
-                  min(TRIM_SECONDS, max(TRIM_MIN_SECONDS, budget_ends - now)))
+    ends = now + TRIM_SECONDS if budget_ends is None else min(now + TRIM_SECONDS, budget_ends)
     for position, (rule_id, finding) in enumerate(findings):
         now = time.monotonic()
+        if now >= ends:
+            break
         deadline = now + max(0.0, ends - now) / (len(findings) - position)
         into = Replayed(early=EarlyReturns.known_not_rare(result.early_not_rare))
 
@@ -241,25 +320,36 @@ def _trim_search_findings(result: RunResult, target: Target, run_id: str, trace:
         result.findings[rule_id] = Finding(rule_id, divergence, steps, earlier)
 
 
-def _witnesses(targets: list[Target], profile: str, run_id: str, trace: TraceWriter | None, case_ids,
-               known: frozenset[str], early: EarlyReturns) -> RunResult:
-    """The witnesses' verdicts as a result of their own: each diverging rule's finding is the witness up to the
-    step that diverged (already short: witnesses are shrunk to reach their rule)."""
+def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, case_ids, known: frozenset[str],
+               early: EarlyReturns, into: RunResult, spent: Spending, ends: float | None) -> None:
+    """The witnesses' verdicts, into `into` (filled whether the witnesses end, run out of budget or are stopped):
+    each diverging rule's finding is the witness up to the step that diverged (already short: witnesses are shrunk
+    to reach their rule). Past `ends` no step starts: the witnesses not played leave their rules unexercised."""
     from conformance import witnesses
 
     catalogue = witnesses.load(profile, witnesses.pace_of(targets[0]))
+    spent.witnesses_in_all = len(witnesses.distinct_witnesses(catalogue.witnesses))
     more = _more_connections(targets)
+    parts: list[Replayed] = []
     try:
-        replayed = witnesses.replay(targets + more, catalogue, run_id=run_id, trace=trace, case_ids=case_ids,
-                                    known=known, early=early)
-    finally:
+        witnesses.replay(targets + more, catalogue, run_id=into.run_id, trace=trace, case_ids=case_ids, known=known,
+                         early=early, deadline=ends, parts=parts)
+    except BudgetSpent:
+        spent.ran_out_in = "witnesses"
+    except KeyboardInterrupt:
+        within(CLEANUP_SECONDS, lambda: close_all(more), "cleanup")  # their queues: the caller knows only its own
+        raise
+    else:
         close_all(more)
-    result = RunResult(run_id, targets[0].name, targets[0].version(), profile, tallies=replayed.tallies,
-                       cases=replayed.cases, steps=replayed.steps)
-    for rule_id, (divergence, steps) in replayed.divergent.items():
-        earlier = sorted({d.rule for s in steps[:-1] for d in s.divergences})
-        result.findings[rule_id] = Finding(rule_id, divergence, steps, earlier)
-    return result
+    finally:
+        replayed = witnesses.merged_replays(parts)
+        into.tallies, into.cases, into.steps = replayed.tallies, replayed.cases, replayed.steps
+        spent.witnesses_played = replayed.played
+        for rule_id, (divergence, steps) in replayed.divergent.items():
+            earlier = sorted({d.rule for s in steps[:-1] for d in s.divergences})
+            into.findings[rule_id] = Finding(rule_id, divergence, steps, earlier)
+    if ends is not None and time.monotonic() >= ends:
+        spent.ran_out_in = "witnesses"
 
 
 def _more_connections(targets: list[Target]) -> list[Target]:
@@ -345,20 +435,22 @@ class _Totals:
         return sum(j.steps for j in self.jobs)
 
 
-def _rounds(shared: Run, examples: int, seed: int | None, steps_per_case: int, database, max_rounds: int,
-            coverage_rounds: int, shrink: bool, exercised_elsewhere: set[str],
+def _rounds(shared: Run, result: RunResult, examples: int, seed: int | None, steps_per_case: int, database,
+            max_rounds: int, coverage_rounds: int, shrink: bool, exercised_elsewhere: set[str],
             deadline: float | None = None) -> RunResult:
-    """Rounds until no new rule diverges and the reachable rules are decided (or `coverage_rounds` more were
-    spent on them); with a `deadline`, rounds until it passes instead, whatever they find."""
-    result = RunResult(shared.run_id, shared.target.name, shared.target.version(), shared.profile,
-                       tallies=shared.tallies)
+    """Rounds, into `result`, until no new rule diverges and the reachable rules are decided (or `coverage_rounds`
+    more were spent on them); with a `deadline`, rounds until it passes instead, whatever they find (the round
+    under way then ends at its next step: `shared.deadline`)."""
     extra = 0
     for round_index in itertools.count():
         if deadline is not None and time.monotonic() >= deadline:
             break
         result.rounds += 1
         round_seed = None if seed is None else seed + round_index
-        new = _one_round(shared, examples, round_seed, steps_per_case, database, result, shrink)
+        try:
+            new = _one_round(shared, examples, round_seed, steps_per_case, database, result, shrink)
+        finally:
+            result.cases, result.steps = shared.cases, shared.steps
         if deadline is not None:
             continue
         if round_index + 1 >= max_rounds + coverage_rounds:
@@ -368,7 +460,6 @@ def _rounds(shared: Run, examples: int, seed: int | None, steps_per_case: int, d
         if not set(result.gaps()) - exercised_elsewhere or extra >= coverage_rounds:
             break
         extra += 1
-    result.cases, result.steps = shared.cases, shared.steps
     return result
 
 
@@ -402,6 +493,7 @@ def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int
                shrink: bool = True) -> list[str]:
     shared.known = frozenset(shared.tolerated)
     shared.round_failed = False
+    ran_out = False
     machine = build_machine(shared)
     if seed is not None:
         machine = hypothesis.seed(seed)(machine)
@@ -418,7 +510,16 @@ def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int
         failures = list(_leaves(group))
     except (Flaky, UnsatisfiedAssumption) as replay_differed:
         failures = [replay_differed]
+    except BudgetSpent:  # the round ends where it is: what it saw fail is kept as seen (shrunk as far as it got)
+        shared.budget_spent = ran_out = True
+        failures = []
+    finally:
+        if shared.failed_at is not None:
+            shared.shrinking += time.monotonic() - shared.failed_at
+            shared.failed_at = None
     found = [f for f in failures if isinstance(f, DivergenceFound)]
+    if ran_out:
+        found += unreported_seen(shared, {f.divergence.rule for f in found})
     for failure in failures:
         if isinstance(failure, DivergenceFound):
             continue
@@ -432,8 +533,7 @@ def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int
             result.errors.append("a failing case went otherwise when it was replayed (a target that is not "
                                  "deterministic, or a saved example of an older suite): "
                                  f"{str(failure).splitlines()[0]}")
-        reported = {f.divergence.rule for f in found}
-        found += [seen for rule_id, seen in shared.seen.items() if rule_id not in reported]
+        found += unreported_seen(shared, {f.divergence.rule for f in found})
     new = []
     for failure in found:
         rule_id = failure.divergence.rule
@@ -442,6 +542,12 @@ def _one_round(shared: Run, examples: int, seed: int | None, steps_per_case: int
             new.append(rule_id)
         shared.tolerated.add(rule_id)
     return new
+
+
+def unreported_seen(shared: Run, reported: set[str]) -> list[DivergenceFound]:
+    """The shortest case seen of each rule that diverged in the run's machines but is not among the `reported`
+    rules (a round that ended before Hypothesis reported it)."""
+    return [seen for rule_id, seen in shared.seen.items() if rule_id not in reported]
 
 
 def _leaves(group: BaseExceptionGroup):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from collections.abc import Iterable, Iterator
 
+from adapters import interrupt
 from adapters.base import Target, Unsupported
 from conformance.redelivery import CaseEarlyReturns
 from conformance.trace import SCHEMA_VERSION, TraceWriter, encode
@@ -126,10 +127,25 @@ class OutsideProfile(RuntimeError):
     """An operation the checker's profile has no meaning for: a bug of the engine, or a trace of another profile."""
 
 
+class BudgetSpent(KeyboardInterrupt):
+    """The run's budget ran out: raised at a case's next step, so that the run ends within its budget plus the
+    longest single request. A KeyboardInterrupt: Hypothesis leaves a case cut short by one out of its records (any
+    other exception is recorded as the case's outcome, and its next case through the same choices looks flaky).
+    Whoever runs the cases catches it before anything that handles a real interrupt."""
+
+
+def stop_if_due(deadline: float | None) -> None:
+    """Before a step (or a case's set-up): Ctrl-C or SIGTERM (`interrupt.Interrupted`), or the run's budget spent
+    (`BudgetSpent`, past `deadline` on time.monotonic())."""
+    interrupt.check()
+    if deadline is not None and time.monotonic() >= deadline:
+        raise BudgetSpent()
+
+
 class Session:
     def __init__(self, target: Target, profile: str, *, run_id: str, case: int, trace: TraceWriter | None,
                  tallies: Tallies | None = None, max_wait: float = float("inf"),
-                 early: CaseEarlyReturns | None = None) -> None:
+                 early: CaseEarlyReturns | None = None, deadline: float | None = None) -> None:
         self.target = target
         self.profile = profile
         self.model = Model(profile, Timing.for_clock(target.clock.kind, target.tolerance))
@@ -146,6 +162,7 @@ class Session:
         self.early = early  # the run's count of early returns, as this case feeds it; None: each alone is rare
         self._astray = False  # a step of this case has led the model astray: every later step is behind it
         self._played: list[Played] = []  # every step as the model judged it, to see which answer a divergence stands on
+        self.deadline = deadline  # time.monotonic() past which no step starts (the run's budget)
 
     @property
     def now(self) -> float:
@@ -168,6 +185,7 @@ class Session:
         return garbage_unless_issued(op, self.ids.issued)
 
     def execute(self, op: Operation) -> Step:
+        stop_if_due(self.deadline)
         sent = self.ids.op_for_target(op)
         invoke, wall_invoke = self.now, wall_clock()
         response = _rebase(self.target.execute(sent), self._origin)  # times in the case's own clock, traced so

@@ -39,6 +39,8 @@ class TraceWriter:
     def write(self, record: dict[str, Any]) -> None:
         line = dumps(record) + "\n"
         with self._lock:
+            if self._file.closed:  # a thread of a stopped run, left behind by it, answered late: not its step
+                return
             self._file.write(line)
             self._file.flush()
             self._length += len(line.encode())
@@ -46,6 +48,12 @@ class TraceWriter:
                 self._keep_copy(self._copy.add, record)
 
     def close(self) -> None:
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
+        if self._file.closed:
+            return
         self._file.close()
         if self._copy is not None and self.path.stat().st_size != self._length:
             self._copy.abandon()  # lines of another process are in the trace too: a copy would leave them out

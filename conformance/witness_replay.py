@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import queue
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from adapters.base import Target
 from conformance.cases import Case, encode_steps
 from conformance.redelivery import EarlyReturns
-from conformance.session import Session, Step, Tallies, play
+from conformance.session import Session, Step, Tallies, play, stop_if_due
+from conformance.threads import each_at_once
 from conformance.trace import TraceWriter
 from conformance.witness_catalogue import Catalogue, Witness
 from conformance.witness_model import decided_in_windows, replayed_on_model
@@ -45,6 +45,7 @@ class Replayed:
     # Early returns across the witnesses, each a distinct case: a queue returning every message early shows one in
     # many of them (conformance/redelivery.py).
     early: EarlyReturns = field(default_factory=EarlyReturns)
+    played: int = 0  # witnesses replayed to their end (a budget that runs out leaves some unplayed)
 
     def keep(self, rule_id: str, divergence: Divergence, steps: list[Step]) -> None:
         """The rule's case, unless a shorter one is kept already."""
@@ -54,38 +55,52 @@ class Replayed:
 
 
 def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trace: TraceWriter | None,
-           case_ids, known: frozenset[str] = frozenset(), early: EarlyReturns | None = None) -> Replayed:
+           case_ids, known: frozenset[str] = frozenset(), early: EarlyReturns | None = None,
+           deadline: float | None = None, parts: list[Replayed] | None = None) -> Replayed:
     """Every witness once, on as many targets (independent connections, each its own queues) as there are, so
     that their waits overlap. A case stops where the target's answer leaves the model unable to follow it. Early
-    returns are counted in `early` (the run's, shared with its search), else across the witnesses alone."""
+    returns are counted in `early` (the run's, shared with its search), else across the witnesses alone. Past the
+    `deadline` (time.monotonic()) no step starts: `BudgetSpent` is raised once every connection has stopped. Each
+    connection's share is appended to `parts` as it starts, so that a caller stopped half-way keeps what was done
+    (`merged_replays`)."""
     pending: queue.SimpleQueue[Witness] = queue.SimpleQueue()
-    for witness in _distinct(catalogue.witnesses):
+    for witness in distinct_witnesses(catalogue.witnesses):
         pending.put(witness)
     early = early or EarlyReturns()  # shared by the jobs
+    shares = [Replayed(early=early) for _ in targets]
+    if parts is not None:
+        parts += shares
 
-    def work(target: Target) -> Replayed:
-        mine = Replayed(early=early)
+    def work(index: int) -> None:
+        mine = shares[index]
         while True:
             try:
                 witness = pending.get_nowait()
             except queue.Empty:
-                return mine
-            _replay_one(target, catalogue.profile, catalogue.pace, witness, mine, run_id, trace, case_ids, known)
+                return
+            _replay_one(targets[index], catalogue.profile, catalogue.pace, witness, mine, run_id, trace, case_ids,
+                        known, deadline)
+            mine.played += 1
 
-    with ThreadPoolExecutor(len(targets), thread_name_prefix="witness") as pool:
-        results = list(pool.map(work, targets))
+    each_at_once(work, range(len(targets)), "witness")
+    return merged_replays(shares)
+
+
+def merged_replays(parts: Sequence[Replayed]) -> Replayed:
+    """The connections' shares as one: tallies and counts summed, each rule's shortest case."""
     total = Replayed()
-    for r in results:
+    for r in parts:
         total.tallies.merge(r.tallies)
         total.cases += r.cases
         total.steps += r.steps
+        total.played += r.played
         for rule_id, (divergence, steps) in r.divergent.items():
             total.keep(rule_id, divergence, steps)
     return total
 
 
 def _replay_one(target: Target, profile: str, pace: str, witness: Witness, into: Replayed, run_id: str,
-                trace: TraceWriter | None, case_ids, known: frozenset[str]) -> None:
+                trace: TraceWriter | None, case_ids, known: frozenset[str], deadline: float | None = None) -> None:
     """The witness on the target; each divergence it shows is kept, in as few steps as show it. On a virtual
     clock a replay costs no waiting, so the case is replayed without each step in turn (`fewest_steps`): the
     probes that saw nothing, and any step the target did not need to go wrong, are left out. Where another
@@ -94,7 +109,7 @@ def _replay_one(target: Target, profile: str, pace: str, witness: Witness, into:
     answer that never came, or on a real clock a window so wide that the model would not have decided it
     either), the same witness is tried again first."""
     def play(case: Case, counted: bool = True) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
-        return replay_case(target, profile, case, into, run_id, trace, next(case_ids), known, counted)
+        return replay_case(target, profile, case, into, run_id, trace, next(case_ids), known, counted, deadline)
 
     def keep(shown: list[tuple[Divergence, list[Step]]]) -> None:
         for divergence, steps in shown:
@@ -181,15 +196,16 @@ def _well_formed(profile: str, entries: tuple) -> bool:
 
 
 def replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id: str,
-                trace: TraceWriter | None, case_id: int, known: frozenset[str], counted: bool = True
-                ) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
+                trace: TraceWriter | None, case_id: int, known: frozenset[str], counted: bool = True,
+                deadline: float | None = None) -> tuple[list[tuple[Divergence, list[Step]]], list[Step]]:
     """The divergences (of rules not `known`) a case shows on the target, each with the steps up to it, and every
     step it took. The case stops where the target's answer leaves the model unable to follow it. Its early returns
     count in the run's unless it is not `counted` (a replay of a case already counted)."""
+    stop_if_due(deadline)  # before the reset's requests, not only at the case's first step
     target.reset()
     into.cases += 1
     session = Session(target, profile, run_id=run_id, case=case_id, trace=trace, tallies=into.tallies,
-                      early=into.early.case(counted))
+                      early=into.early.case(counted), deadline=deadline)
     shown: list[tuple[Divergence, list[Step]]] = []
     for step in play(session, case):
         into.steps += 1
@@ -197,7 +213,7 @@ def replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id
     return shown, session.steps
 
 
-def _distinct(witnesses: list[Witness]) -> list[Witness]:
+def distinct_witnesses(witnesses: list[Witness]) -> list[Witness]:
     """One replay per distinct case, the longest first (its waits and its long polls), so that the slowest start at
     once and the short ones fill in behind them."""
     seen: dict[str, Witness] = {}

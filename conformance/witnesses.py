@@ -24,13 +24,13 @@ from conformance.witness_catalogue import (
 )
 from conformance.witness_model import JudgedModel, aims_reached, judged_model, replayed_on_model, stale
 from conformance.witness_probes import PROBE_WAIT, with_probes
-from conformance.witness_replay import Replayed, replay, replay_case
+from conformance.witness_replay import Replayed, distinct_witnesses, merged_replays, replay, replay_case
 from conformance.witness_search import RULE_EXAMPLES, explore, relabelled, search, search_catalogue, witness_from_case
 from conformance.witness_trimming import fewest_steps
 
 __all__ = [
     "PACES", "PROBE_WAIT", "RULE_EXAMPLES", "WITNESS_DIR", "Aim", "Catalogue", "JudgedModel", "Replayed", "Witness",
-    "WitnessError", "aims_of", "aims_reached", "explore", "fewest_steps", "judged_model", "load", "pace_of",
-    "path_for", "profiles_and_paces", "relabelled", "replay", "replay_case", "replayed_on_model", "save", "search",
-    "search_catalogue", "stale", "with_probes", "witness_from_case",
+    "WitnessError", "aims_of", "aims_reached", "distinct_witnesses", "explore", "fewest_steps", "judged_model",
+    "load", "merged_replays", "pace_of", "path_for", "profiles_and_paces", "relabelled", "replay", "replay_case",
+    "replayed_on_model", "save", "search", "search_catalogue", "stale", "with_probes", "witness_from_case",
 ]

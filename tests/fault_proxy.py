@@ -2,8 +2,10 @@
 
 For a share of the requests it does one fault of a kind: drops the connection before forwarding (nothing
 happened), drops it after forwarding (it happened, nobody heard), answers 500 after forwarding, answers slowly,
-or throttles (refuses without forwarding, as AWS does under load). Faults are drawn from a seeded generator, and
-the first `spare` requests are left alone (the endpoint's first probe), so a run is reproducible up to timing.
+or throttles (refuses without forwarding, as AWS does under load), or stalls (holds the request unanswered until
+the proxy closes, as a dead connection does; only where asked: `stalled`, the actions it may hold). Faults are
+drawn from a seeded generator, and the first `spare` requests are left alone (the endpoint's first probe), so a run
+is reproducible up to timing.
 """
 
 from __future__ import annotations
@@ -19,19 +21,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 FAULTS = ("drop-before", "drop-after", "error-after", "slow", "throttle")
+STALL = "stall"  # asked for by name, with the actions it may hold: a run through it waits on dead requests
 SLOW_SECONDS = 1.5  # well inside the client's read timeout: the answer comes, late
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
 
 
 class FaultProxy:
     def __init__(self, upstream: str, faults: tuple[str, ...] = FAULTS, rate: float = 0.05, seed: int = 0,
-                 spare: int = 1) -> None:
-        unknown = set(faults) - set(FAULTS)
+                 spare: int = 1, stalled: tuple[str, ...] = ()) -> None:
+        unknown = set(faults) - {*FAULTS, STALL}
         if unknown:
             raise ValueError(f"no such fault: {sorted(unknown)}")
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
         self.faults, self.rate, self.spare = faults, rate, spare
+        self.stalled = stalled  # the actions (X-Amz-Target's operation) a stall may hold
+        self._closing = threading.Event()
         self.done: Counter[str] = Counter()  # faults done, by kind
         self.requests = 0
         self._random = random.Random(seed)
@@ -42,7 +47,10 @@ class FaultProxy:
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:  # noqa: N802 (the name http.server calls)
-                proxy._handle(self)
+                try:
+                    proxy._handle(self)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up on it (a stopped run abandons its requests)
 
             def log_message(self, *args) -> None:
                 pass
@@ -60,21 +68,27 @@ class FaultProxy:
         return self
 
     def __exit__(self, *_) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
 
-    def _draw(self) -> str | None:
+    def _draw(self, action: str) -> str | None:
         with self._lock:
             self.requests += 1
             if self.requests <= self.spare or self._random.random() >= self.rate:
                 return None
             fault = self._random.choice(self.faults)
+            if fault == STALL and action not in self.stalled:
+                return None
             self.done[fault] += 1
             return fault
 
     def _handle(self, request: BaseHTTPRequestHandler) -> None:
         body = request.rfile.read(int(request.headers.get("Content-Length", 0)))
-        fault = self._draw()
+        fault = self._draw(request.headers.get("X-Amz-Target", "").rpartition(".")[2])
+        if fault == STALL:
+            self._closing.wait()
+            return _drop(request)
         if fault == "drop-before":
             return _drop(request)
         if fault == "throttle":

@@ -289,7 +289,7 @@ def test_replays_start_with_the_case_that_can_take_longest_long_polls_included()
     longer than one with a longer advance, and must start first for the waits to overlap."""
     from conformance.cases import longest_time
     from conformance.witness_catalogue import Aim, Witness
-    from conformance.witness_replay import _distinct
+    from conformance.witness_replay import distinct_witnesses
 
     polls = [(0.0, CreateQueue("q", {"ReceiveMessageWaitTimeSeconds": 3})), (0.5, ReceiveMessage("q")),
              (0.0, ReceiveMessage("q", wait_time_seconds=2)), (0.0, ReceiveMessage("q", wait_time_seconds=21))]
@@ -297,7 +297,7 @@ def test_replays_start_with_the_case_that_can_take_longest_long_polls_included()
     assert longest_time(polls) == 0.5 + 3 + 2  # a wait out of range is refused at once: it takes no time
     assert longest_time(waits) == 4.0
     aim = Aim("VIS-DEFAULT", "ReceiveMessage", "ReceiveOk")
-    assert [w.steps for w in _distinct([Witness(aim, waits), Witness(aim, polls)])] == [polls, waits]
+    assert [w.steps for w in distinct_witnesses([Witness(aim, waits), Witness(aim, polls)])] == [polls, waits]
 
 
 def test_on_a_real_clock_a_witness_a_late_answer_left_undecided_is_played_again():

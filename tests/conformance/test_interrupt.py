@@ -1,0 +1,186 @@
+"""Ctrl-C and SIGTERM stop a run, with real signals, against moto's server with eight jobs; the budget ends one.
+
+A stopped run abandons the requests under way (some held unanswered by a proxy, as a dead connection would), deletes
+the queues it created, keeps its trace valid and its findings so far, and exits 130; a second Ctrl-C exits at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import boto3
+import pytest
+
+from adapters import interrupt
+from adapters.endpoint import QUEUE_PREFIX
+from adapters.model_target import ModelTarget
+from adapters.moto_target import MotoTarget
+from conformance.runner import RunInterrupted, run
+from tests.fault_proxy import STALL, FaultProxy
+
+# Bounds far from both sides: a stopped run ends in about a second (benchmarks/interrupt.py measures it), a run
+# that is not stopped goes on for minutes, and a request held by the proxy lasts the client's 25 s read timeout.
+STOPS_WITHIN = 10.0
+STEPS_BEFORE_THE_SIGNAL = 150
+
+
+@pytest.fixture(scope="module")
+def server():
+    from adapters.emulators import start_moto_server
+
+    server = start_moto_server()
+    yield server
+    server.stop()
+
+
+def queues_left(server) -> list[str]:
+    client = boto3.client("sqs", endpoint_url=server.url, region_name="us-east-1", aws_access_key_id="testing",
+                          aws_secret_access_key="testing")
+    return client.list_queues(QueueNamePrefix=QUEUE_PREFIX).get("QueueUrls", [])
+
+
+def start_run(tmp_path: Path, url: str) -> subprocess.Popen:
+    """The CLI against an endpoint on a real clock, eight jobs, in a process group of its own (as a shell runs it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "conformance", "run", "--target", "endpoint", "--endpoint-url", url, "--jobs", "8",
+         "--out", str(tmp_path / "out")],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env={**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"})
+
+
+def wait_for_steps(process: subprocess.Popen, trace: Path, steps: int) -> None:
+    ends = time.monotonic() + 180
+    while time.monotonic() < ends:
+        assert process.poll() is None, process.communicate()
+        if trace.exists() and trace.read_text().count("\n") >= steps:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"fewer than {steps} steps in {trace} after 180 s")
+
+
+def stopped(process: subprocess.Popen, signals: list[tuple[int, bool]]) -> tuple[float, int, str]:
+    """Sends each (signal, to the whole group?) 0.1 s apart; the seconds until the run exited, its code, stderr."""
+    sent = time.monotonic()
+    for number, (signum, to_group) in enumerate(signals):
+        if number:
+            time.sleep(0.1)
+        if process.poll() is None:
+            (os.killpg if to_group else os.kill)(process.pid, signum)
+    try:
+        _, stderr = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise AssertionError("the run did not stop within 120 s of the signal") from None
+    return time.monotonic() - sent, process.returncode, stderr
+
+
+def assert_valid_trace(trace: Path) -> int:
+    lines = trace.read_text().splitlines()
+    for line in lines:
+        record = json.loads(line)
+        assert {"run_id", "case", "step", "operation", "response", "verdict"} <= set(record)
+    return len(lines)
+
+
+@pytest.mark.parametrize("signum, to_group", [(signal.SIGINT, True), (signal.SIGTERM, False)],
+                         ids=["ctrl-c to the group", "sigterm to the process"])
+def test_a_signal_stops_a_real_clock_run_of_eight_jobs_with_requests_held_under_way(server, tmp_path, signum,
+                                                                                    to_group):
+    # A fifth of the receives are held unanswered: when the signal comes, some jobs wait on a dead request.
+    with FaultProxy(server.url, (STALL,), rate=0.2, stalled=("ReceiveMessage",)) as proxy:
+        process = start_run(tmp_path, proxy.url)
+        wait_for_steps(process, tmp_path / "out" / "trace.jsonl", STEPS_BEFORE_THE_SIGNAL)
+        assert proxy.done[STALL] > 0  # requests are being held
+        seconds, code, stderr = stopped(process, [(signum, to_group)])
+    assert code == 130, stderr
+    assert seconds < STOPS_WITHIN, stderr
+    assert "Traceback" not in stderr
+    (line,) = [line for line in stderr.splitlines() if line.strip()]
+    assert line.startswith("sqs-conformance: interrupted (the queues it created were deleted"), line
+    assert assert_valid_trace(tmp_path / "out" / "trace.jsonl") >= STEPS_BEFORE_THE_SIGNAL
+    assert list((tmp_path / "out").glob("summary-*.json")), "the findings so far were not written"
+    assert queues_left(server) == []
+
+
+def test_a_second_ctrl_c_exits_at_once(server, tmp_path):
+    with FaultProxy(server.url, (STALL,), rate=0.2, stalled=("ReceiveMessage",)) as proxy:
+        process = start_run(tmp_path, proxy.url)
+        wait_for_steps(process, tmp_path / "out" / "trace.jsonl", STEPS_BEFORE_THE_SIGNAL)
+        # The first stop waits half a second for the jobs held in requests: the second comes within it
+        seconds, code, stderr = stopped(process, [(signal.SIGINT, True), (signal.SIGINT, True)])
+    assert code == 130, stderr
+    assert "stopped at once (a second interrupt)" in stderr
+    assert "Traceback" not in stderr
+    assert_valid_trace(tmp_path / "out" / "trace.jsonl")
+    for url in queues_left(server):  # what the second Ctrl-C left behind is not this test's to keep
+        boto3.client("sqs", endpoint_url=server.url, region_name="us-east-1", aws_access_key_id="testing",
+                     aws_secret_access_key="testing").delete_queue(QueueUrl=url)
+
+
+class InterruptedAfter(MotoTarget):
+    """moto in-process, where Ctrl-C comes after `steps` requests (as the signal handler would request it)."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__()
+        self.left = steps
+
+    def execute(self, op):
+        self.left -= 1
+        if self.left == 0:
+            interrupt.request()
+        return super().execute(op)
+
+
+@pytest.fixture
+def clears_the_interrupt():
+    yield
+    interrupt.clear()
+
+
+@pytest.mark.parametrize("steps, in_the_search", [(400, False), (3000, True)],
+                         ids=["in the witnesses", "in the search"])
+def test_an_interrupted_run_keeps_what_it_found_so_far(tmp_path, clears_the_interrupt, steps, in_the_search):
+    target = InterruptedAfter(steps)
+    try:
+        with pytest.raises(RunInterrupted) as stopped_run:
+            run(target, "sqs-standard", seed=3, out_dir=tmp_path, budget=None, examples=1000)
+    finally:
+        target.close()
+    result = stopped_run.value.result
+    assert result.findings, "moto diverges early on: some divergence was found before the interrupt"
+    assert 0 < result.steps <= steps
+    assert (result.rounds > 0) == in_the_search
+    assert (result.spent.witnesses_played < result.spent.witnesses_in_all) == (not in_the_search)
+    # Every request the target answered is traced, and none is sent after the stop
+    assert assert_valid_trace(tmp_path / "trace.jsonl") == steps
+
+
+def test_a_budget_spent_in_the_witnesses_leaves_the_search_no_round_and_says_so():
+    result = run(ModelTarget("sqs-standard"), "sqs-standard", seed=1, budget=0.2)
+    spent = result.spent
+    assert spent.ran_out_in == "witnesses"
+    assert spent.witnesses_played < spent.witnesses_in_all
+    assert result.rounds == 0
+    assert any(line.startswith("the search got no round") for line in spent.lines(result.rounds))
+
+
+def test_a_budget_ends_a_round_under_way():
+    # A round of 100,000 cases would take hours: the budget ends it at its next step
+    result = run(ModelTarget("sqs-standard"), "sqs-standard", seed=1, budget=3.0, witnesses=False, examples=100_000,
+                 shrink=False)
+    assert result.spent.ran_out_in == "search"
+    assert result.rounds == 1 and 0 < result.cases < 100_000
+    assert not [line for line in result.spent.lines(result.rounds) if line.startswith("the search got no round")]
+
+
+def test_a_run_with_no_budget_plays_every_witness():
+    result = run(ModelTarget("sqs-standard"), "sqs-standard", seed=1, search=False)
+    assert result.spent.ran_out_in is None
+    assert result.spent.witnesses_played == result.spent.witnesses_in_all > 0
