@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,11 @@ from adapters.sqs_calls import CLIENT_OPTIONS, Handle, QueueName, QueueUrl, Redr
 from conformance.cases import FoundCase
 from conformance.runner import Finding
 from conformance.session import Step
-from model import rule
+from model import Divergence, rule
+from model.outcomes import AnyBatchOk
 from model.values import (
-    BatchOk, ChangeMessageVisibility, CreateQueue, DeleteMessage, Error, ReceiveMessage, ReceiveOk, SendMessage,
+    BatchOk, ChangeMessageVisibility, ChangeOk, CreateQueue, DeleteMessage, Error, ErrorSpec, Ok, ReceiveMessage,
+    ReceiveOk, SendMessage,
 )
 
 
@@ -118,10 +121,11 @@ Observed: {observed}
 Run it against any SQS endpoint:  python {filename} [ENDPOINT_URL]
 With no endpoint it uses your AWS configuration (real AWS: it creates and deletes its own queues{waits}); with
 one, and no AWS credentials configured, dummy ones, as an emulator takes any.
-It ends by saying whether the divergence reproduced: exit 1 if it did, 0 if not.
+It ends by saying whether the divergence reproduced: exit 1 if it did, 0 if not. {judged}
 """
 import json
 import os
+import re
 import sys
 import time
 import uuid
@@ -140,6 +144,9 @@ prefix = "conformance-case-" + uuid.uuid4().hex[:8] + "-"
 queues, arns, handles = {{}}, {{}}, {{}}
 OBSERVED = {observed_kind!r}  # what the diverging step answered where the divergence was found
 EXPECTED = {expected_kind!r}  # what the model permits there
+# The answers the model permits there, each as (its kind, the pattern of its error text or None), in the words of
+# `kind`; None where they cannot be put so (then the answer's kind is compared with OBSERVED's)
+PERMITTED = {permitted!r}
 
 
 def call(label, method, **kwargs):
@@ -170,17 +177,29 @@ def kind(reply, call):
     return "ok"
 
 
+def permitted(reply, call):
+    """Whether the answer is one the model permits: of a permitted kind, with a permitted text."""
+    words = kind(reply, call)
+    text = " ".join(reply.get("Error", {{}}).get("Message", "").split())
+    return any(re.fullmatch(k, words) and (t is None or re.fullmatch(t, text, re.DOTALL)) for k, t in PERMITTED)
+
+
 try:
 '''
 
 _SCRIPT_TAIL = '''    shown = kind(last, LAST_CALL)
+    text = last.get("Error", {}).get("Message")
+    shown_in_full = shown + (f" {text!r}" if text is not None else "")
 finally:
     for url in queues.values():
         sqs.delete_queue(QueueUrl=url)
-if shown == OBSERVED:
+if PERMITTED is not None and not permitted(last, LAST_CALL):
+    print(f"reproduced: the diverging step answered {shown_in_full}, which the model does not permit ({EXPECTED})")
+    sys.exit(1)
+if PERMITTED is None and shown == OBSERVED:
     print(f"reproduced: the diverging step answered {shown!r} again (the model: {EXPECTED!r})")
     sys.exit(1)
-print(f"not reproduced: the diverging step answered {shown!r} (found: {OBSERVED!r}; the model: {EXPECTED!r})")
+print(f"not reproduced: the diverging step answered {shown_in_full} (found: {OBSERVED!r}; the model: {EXPECTED!r})")
 '''
 
 
@@ -190,10 +209,14 @@ def boto3_script(finding: Finding, profile: str, target: str, filename: str = "c
     total_wait = sum(step.advanced for step in finding.steps)
     waits = f"; it waits {total_wait:,.0f} s in all" if total_wait >= 1 else ""
     last = finding.steps[-1]
+    checks = permitted_checks(d)
+    judged = ("It checks the whole answer, its text included, against what the model permits there." if checks else
+              "It compares the answer's kind only (the divergence is in what the answer holds, or when it came): "
+              "`sqs-conformance confirm` judges the whole answer.")
     head = _SCRIPT_HEAD.format(rule_id=r.id, profile=profile, target=target, statement=r.statement,
                                source=r.source, expected=d.expected, observed=d.observed, filename=filename,
                                waits=waits, observed_kind=answer_words(last.response), expected_kind=d.expected,
-                               client_options=CLIENT_OPTIONS)
+                               client_options=CLIENT_OPTIONS, permitted=checks, judged=judged)
     body = []
     for step in finding.steps:
         if step.advanced:
@@ -206,6 +229,23 @@ def boto3_script(finding: Finding, profile: str, target: str, filename: str = "c
         last_call = "create_queue"
     body.append(f"    LAST_CALL = {last_call!r}")
     return head + "\n".join(body) + "\n" + _SCRIPT_TAIL
+
+
+def permitted_checks(divergence: Divergence) -> list[tuple[str, str | None]] | None:
+    """The answers the model permitted at the diverging step, as a script checks them: each a pattern of its kind
+    in `answer_words`' words and of its error text (None: any). None where the model did not list them, or where
+    words would say less than the model checked (a send's message id, a change's new deadline)."""
+    checks: list[tuple[str, str | None]] = []
+    for answer in divergence.permitted:
+        if isinstance(answer, ErrorSpec):
+            checks.append((re.escape(f"error {answer.code}"), answer.pattern))
+        elif isinstance(answer, AnyBatchOk):
+            checks.append(("failed .*", None))
+        elif answer == Ok() or answer == ChangeOk() or isinstance(answer, BatchOk):
+            checks.append((re.escape(answer_words(answer)), None))
+        else:
+            return None
+    return checks or None
 
 
 def answer_words(response) -> str:

@@ -93,6 +93,11 @@ class Divergence:
     expected: str
     observed: str
     message_ids: tuple[str, ...] = ()
+    # The whole answers the model permitted, where it lists them (an error with its text, a success of a kind):
+    # then the step diverged by answering none of them, and that is all a reproduction need check. Empty where the
+    # divergence is in what an answer holds or when it came (a receive's messages, a deadline), or stands on an
+    # earlier step: only the model, replaying the case, judges those.
+    permitted: tuple[Expected, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.rules:
@@ -175,6 +180,14 @@ def _breaking_permitted(rule_id: str, answer: object, others: tuple[Outcome, ...
 
 def _is_error(response: object) -> bool:
     return isinstance(response, (Error, ErrorSpec))
+
+
+@dataclass(frozen=True)
+class AnyBatchOk:
+    """A permitted answer to a batch: one of the success kind, whatever its entries say (each is judged apart)."""
+
+
+ANY_BATCH_OK = AnyBatchOk()
 
 
 @dataclass(frozen=True)
@@ -272,6 +285,7 @@ class Enumerated:
             rules=attribution(self.outcomes, observed),
             expected=" or ".join(dict.fromkeys(describe(o.response) for o in self.outcomes)),
             observed=describe(observed),
+            permitted=tuple(dict.fromkeys(o.response for o in self.outcomes)),
         )
         same_kind = [o for o in self.outcomes if isinstance(o.response, ErrorSpec) == isinstance(observed, Error)]
         adopted = _merge(same_kind) if same_kind else Outcome(observed, self.rules)
@@ -382,7 +396,7 @@ class BatchExpectation:
 
     def check(self, observed: Response) -> Verdict:
         if not isinstance(observed, BatchOk):
-            divergence = Divergence(self.rules, "BatchOk", describe(observed))
+            divergence = Divergence(self.rules, "BatchOk", describe(observed), permitted=(ANY_BATCH_OK,))
             return Verdict(Outcome(observed, self.rules), (divergence,), consistent=False)
         by_id: dict[str, Response] = {entry_id: Ok() for entry_id in observed.successful}
         for failure in observed.failed:
@@ -398,7 +412,9 @@ class BatchExpectation:
                 continue
             verdict = expectation.check(_as_entry_response(response, expectation))
             parts.append((entry_id, verdict.outcome, response))
-            divergences.extend(self._named_after_others(entry_id, response, verdict.divergences, observed))
+            # What one entry was permitted is not what the batch's answer was: the batch is judged entry by entry
+            entries = tuple(replace(d, permitted=()) for d in verdict.divergences)
+            divergences.extend(self._named_after_others(entry_id, response, entries, observed))
             decided.update(verdict.decisive)
             consistent = consistent and verdict.consistent
         if by_id:

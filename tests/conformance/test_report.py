@@ -36,10 +36,12 @@ def test_the_script_runs_against_an_endpoint_and_shows_the_answer(monkeypatch):
     last = len(finding.steps) - 1
     assert f"step {last}:" in printed and "ReceiptHandleIsInvalid" in printed.splitlines()[-2]
     # moto answers as AWS does here: the planted divergence does not reproduce, and the script says so
-    assert printed.splitlines()[-1].startswith("not reproduced: the diverging step answered 'error "
-                                               "ReceiptHandleIsInvalid' (found: 'error InvalidParameterValue'")
-    # Against a queue that answers as the one it was found on, it reproduces, and exits 1
-    as_found = script.replace("OBSERVED = 'error InvalidParameterValue'", "OBSERVED = 'error ReceiptHandleIsInvalid'")
+    assert printed.splitlines()[-1].startswith("not reproduced: the diverging step answered error "
+                                               "ReceiptHandleIsInvalid '")
+    assert "(found: 'error InvalidParameterValue'" in printed.splitlines()[-1]
+    # Where the model permitted another answer, moto's reproduces the divergence, and the script exits 1
+    as_found = script.replace("PERMITTED = [('error\\\\ ReceiptHandleIsInvalid'",
+                              "PERMITTED = [('error\\\\ SomethingElse'")
     assert as_found != script
     output = io.StringIO()
     with mock_aws(), redirect_stdout(output), pytest.raises(SystemExit) as exited:

@@ -1,0 +1,80 @@
+"""A finding's RULE.py and `confirm` say the same of every rule moto diverges on: reproduced against moto's server,
+not reproduced against an endpoint that answers as AWS does (the model behind AWS's wire format).
+
+The findings are those of a real-clock run of the witnesses against moto's server, as a user's would be, so their
+waits are short enough to replay for real.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from adapters.emulators import start_moto_server
+from adapters.endpoint import EndpointTarget
+from conformance.cases import FoundCase
+from conformance.confirm import confirm
+from conformance.report import write_findings
+from conformance.runner import run
+from tests.aws_wire import AwsLikeEndpoint
+
+# Rules whose divergence on moto is in an answer's text, not its code: a script comparing codes would call them
+# reproduced against AWS too.
+IN_THE_TEXT = {"HANDLE-MALFORMED", "RCV-MAX-MESSAGES", "RCV-WAIT-RANGE"}
+
+
+@pytest.fixture(scope="module")
+def endpoints():
+    moto, aws_like = start_moto_server(), AwsLikeEndpoint("sqs-standard")
+    yield {"moto": moto.url, "aws-like": aws_like.url}
+    aws_like.stop()
+    moto.stop()
+
+
+@pytest.fixture(scope="module")
+def findings(endpoints, tmp_path_factory):
+    first = EndpointTarget(endpoint_url=endpoints["moto"], local_credentials=True)
+    jobs = [first] + [first.another_connection() for _ in range(3)]
+    try:
+        result = run(jobs, "sqs-standard", seed=1, search=False)
+    finally:
+        for job in reversed(jobs):
+            job.close()
+    assert IN_THE_TEXT <= set(result.findings)
+    return write_findings(result, tmp_path_factory.mktemp("out"))
+
+
+def script_says(script, url: str) -> tuple[int, str]:
+    done = subprocess.run([sys.executable, str(script), url], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"})
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stdout.strip().splitlines()[-1]
+
+
+def confirm_says(case_file, url: str) -> bool | None:
+    target = EndpointTarget(endpoint_url=url, local_credentials=True)
+    try:
+        return confirm(target, FoundCase.load(case_file), max_waiting=120).reproduced
+    finally:
+        target.close()
+
+
+@pytest.mark.parametrize("where, reproduced", [("moto", True), ("aws-like", False)])
+def test_every_script_agrees_with_confirm(findings, endpoints, where, reproduced):
+    cases = sorted(findings.glob("*.json"))
+    url = endpoints[where]
+    with ThreadPoolExecutor(4) as pool:  # their waits overlap
+        scripts = list(pool.map(lambda case: script_says(case.with_suffix(".py"), url), cases))
+        confirmed = list(pool.map(lambda case: confirm_says(case, url), cases))
+    disagree = {case.stem: (script, by_confirm)
+                for case, script, by_confirm in zip(cases, scripts, confirmed, strict=True)
+                if (script[0] == 1) != by_confirm or by_confirm is not reproduced}
+    assert disagree == {}
+    for (_, last), case in zip(scripts, cases, strict=True):
+        assert last.startswith("reproduced: " if reproduced else "not reproduced: "), (case.stem, last)
+        if case.stem in IN_THE_TEXT and reproduced:
+            assert "which the model does not permit" in last  # judged by its text, not its code
