@@ -16,6 +16,10 @@ class TargetError(Exception):
     """A target could not be reached or set up. The message is one line, fit for a user."""
 
 
+class ProfileNotSpoken(TargetError):
+    """The target does not speak the profile asked for (an in-house queue without FIFO, say)."""
+
+
 class Unsupported(TargetError):
     """The target has no such operation (a peek on an SQS endpoint, say)."""
 

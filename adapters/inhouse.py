@@ -22,7 +22,7 @@ import sys
 import tempfile
 from typing import Any
 
-from adapters.base import Target, TargetError, Unsupported, VirtualClock
+from adapters.base import ProfileNotSpoken, Target, TargetError, Unsupported, VirtualClock
 from model.codec import decode, encode
 from model.profiles import PROFILES
 from model.values import Operation, Response
@@ -47,6 +47,10 @@ def python_target(spec: str, profile: str) -> Target:
         raise TargetError(f"--target {spec!r}: {module_name} has no {class_name}") from None
     if not (isinstance(cls, type) and issubclass(cls, Target)):
         raise TargetError(f"--target {spec!r}: {class_name} is not a subclass of adapters.base.Target")
+    declared = getattr(cls, "profiles", None)  # declared on the class: known before it is made
+    if isinstance(declared, (set, frozenset)) and profile not in declared:
+        raise ProfileNotSpoken(f"--target {spec!r}: {class_name} speaks {', '.join(sorted(declared))}, "
+                               f"not {profile}")
     try:
         target = cls(profile)
     except Exception as error:  # the team's code: whatever it raises, the user gets one line
@@ -130,6 +134,9 @@ class ProcessTarget(Target):
         if not self.profiles or unknown:
             self.close()
             raise TargetError(f"{self.name} names no profile the suite knows: {sorted(unknown) or 'none'}")
+        if profile not in self.profiles:
+            self.close()
+            raise ProfileNotSpoken(f"{self.name} speaks {', '.join(sorted(self.profiles))}, not {profile}")
 
     def version(self) -> str:
         return self._version

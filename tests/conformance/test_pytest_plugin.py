@@ -66,9 +66,11 @@ def test_in_another_project_beside_its_own_tests(tmp_path):
 
     done = pytest("--junitxml=junit.xml")
     assert done.returncode == 1, done.stdout + done.stderr
-    cases = {c.get("name"): c for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
-    assert set(cases) == {"test_the_teams_own", "sqs-conformance[python:myqueue:LenientQueue-sqs-standard]"}
-    failure = cases["sqs-conformance[python:myqueue:LenientQueue-sqs-standard]"].find("failure")
+    junit = ET.parse(tmp_path / "junit.xml").getroot()
+    cases = {(c.get("classname"), c.get("name")): c for c in junit.iter("testcase")}
+    suite = ("sqs-conformance.python:myqueue:LenientQueue", "sqs-standard")
+    assert set(cases) == {("test_own", "test_the_teams_own"), suite}
+    failure = cases[suite].find("failure")
     assert failure is not None and "HANDLE-MALFORMED" in failure.get("message", "") + (failure.text or "")
     assert "minimal cases:" in done.stdout
     assert list((tmp_path / "runs").rglob("HANDLE-MALFORMED.json"))  # written like `run` writes them
@@ -101,3 +103,16 @@ def test_its_defaults_are_runs():
     assert declared.defaults["--sqs-examples"] == runs["examples"]
     assert declared.defaults["--sqs-steps"] == runs["steps"]
     assert declared.defaults["--sqs-budget"] is runs["budget"] is None  # both: the clock's default budget
+
+
+def test_a_profile_the_target_does_not_speak_is_skipped_with_its_reason(tmp_path):
+    """The project's own in-house example speaks sqs-standard only: its FIFO test is skipped, in one line."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs",
+                           "--sqs-target=python:adapters.examples.inhouse_queue:InHouseQueue", "--sqs-witnesses-only",
+                           f"--sqs-out={tmp_path / 'runs'}"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # Both counted as collected, as a test file's are
+    assert "collected 2 items" in done.stdout and "1 passed, 1 skipped" in done.stdout, done.stdout
+    (skipped,) = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert skipped.endswith("InHouseQueue speaks sqs-standard, not sqs-fifo"), skipped
+    assert "Traceback" not in done.stdout + done.stderr
