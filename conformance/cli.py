@@ -130,14 +130,19 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     options = _options(endpoint)
     if witnesses_only and not witnesses:
         raise OneLineError("--witnesses-only and --no-witnesses leave nothing to run")
-    _writable(out_dir, "--out")
-    if report_dir is not None:
-        _can_report()  # before the run, not after it
-    default_jobs = 8 if is_real_clock(target_spec) else 1  # waits that are slept overlap across jobs
-    targets = _open_targets(target_spec, profile, options, jobs or default_jobs)
+    made = _writable(out_dir, "--out")
+    try:
+        if report_dir is not None:
+            _can_report()  # before the run, not after it
+        default_jobs = 8 if is_real_clock(target_spec) else 1  # waits that are slept overlap across jobs
+        targets = _open_targets(target_spec, profile, options, jobs or default_jobs)
+    except BaseException:
+        _remove_if_empty(made)  # a run refused before it started leaves no folder behind
+        raise
     target = targets[0]
     if profile not in target.profiles:
         close_all(targets)
+        _remove_if_empty(made)
         raise OneLineError(f"target {target.name} cannot be checked against profile {profile} "
                            f"(it speaks {', '.join(sorted(target.profiles))})")
     budget = runner.search_budget(target.clock.kind, budget)
@@ -248,15 +253,28 @@ def _where_to_look(result, out_dir: Path, findings: Path | None, report_dir: str
                   f"[red]{result.target} diverges from {profile} on {len(result.findings)} rule(s)[/red]")
 
 
-def _writable(folder: Path, option: str) -> None:
-    """A folder the command can write into (made if missing), or a one-line error before anything runs."""
+def _writable(folder: Path, option: str) -> list[Path]:
+    """A folder the command can write into (made if missing), or a one-line error before anything runs. Returns
+    the folders it made, innermost first."""
+    made = [f for f in [folder, *folder.parents] if not f.exists()]
     try:
         folder.mkdir(parents=True, exist_ok=True)
         probe = folder / f".sqs-conformance-write-test-{os.getpid()}"
         probe.write_text("")
         probe.unlink()
     except OSError as error:
+        _remove_if_empty(made)
         raise OneLineError(f"{option} {folder}: cannot write there ({error.strerror or error})") from None
+    return made
+
+
+def _remove_if_empty(folders: list[Path]) -> None:
+    """The folders `_writable` made, innermost first, each removed while nothing was written into it."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:  # something was written there, or it is gone already
+            return
 
 
 def _early_report(out_dir: Path, report_dir: str):
@@ -508,10 +526,16 @@ def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Pa
         from reports.job import build
     except ImportError as error:
         raise OneLineError(f"the reports need PySpark ({error}); pip install -e . installs it") from None
+    from reports import local_inputs
     from reports.jvm_archive import JvmArchive
     from reports.warmup import warmed_up
     from reports.workload import session_options
 
+    nothing_to_read = local_inputs.problem(traces)
+    if nothing_to_read is not None:  # said before Spark starts, and nothing is written
+        if early is not None:
+            early.stop()
+        raise OneLineError(nothing_to_read)
     try:
         archive = None
         if archive_dir is not None:

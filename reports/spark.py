@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reports.class_path import driver_class_path
+from reports.jvm_stderr import without_noise
 
 if TYPE_CHECKING:
     from reports.jvm_archive import JvmArchive
@@ -147,7 +148,8 @@ def session(master: str | None = None, archive: JvmArchive | None = None, quick_
     if class_path:  # none where Spark's jars are not where PySpark keeps them
         builder = builder.config("spark.driver.extraClassPath", class_path)  # loads its classes sooner
     try:
-        spark = builder.getOrCreate()
+        with without_noise():  # the JVM starts here
+            spark = builder.getOrCreate()
     except Exception as error:  # py4j and Spark raise many kinds; the user needs the first line
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ReportError(f"Spark did not start: {first}") from None

@@ -94,3 +94,14 @@ def test_rules_lists_the_catalogue():
 
     done = cli("rules")
     assert done.returncode == 0 and all(r.id in done.stdout for r in CATALOGUE)
+
+
+def test_a_run_refused_before_it_starts_leaves_no_folder_behind(tmp_path):
+    out = tmp_path / "runs" / "today"
+    done = cli("run", "--target", "endpoint", "--endpoint-url", "http://127.0.0.1:9", "--out", str(out))
+    assert done.returncode == 2 and "cannot reach" in done.stderr and done.stderr.count("\n") == 1
+    assert not (tmp_path / "runs").exists()
+    kept = tmp_path / "kept"
+    (kept / "earlier").mkdir(parents=True)
+    done = cli("run", "--target", "endpoint", "--endpoint-url", "http://127.0.0.1:9", "--out", str(kept))
+    assert done.returncode == 2 and (kept / "earlier").is_dir()  # a folder that was there stays, as it was

@@ -25,6 +25,7 @@ def test_a_run_ends_with_its_report(tmp_path):
                              "--out", str(tmp_path / "runs"), "--report", str(tmp_path / "report"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"report: {tmp_path / 'report' / 'report.html'}" in result.stdout
+    assert "WARNING" not in result.stderr, result.stderr  # the JVM's incubator-module line is left out
     page = (tmp_path / "report" / "report.html").read_text()
     model_column = page.split("<table id=matrix-table>")[1].split("</table>")[0]
     assert "<th>model" in model_column and "class=diverges" not in model_column
@@ -49,11 +50,11 @@ def test_the_job_runs_under_spark_submit(tmp_path):
     assert "VIS-TERMINATE" in (tmp_path / "out" / "junit.xml").read_text()
 
 
-def test_no_traces_is_one_line(tmp_path):
+def test_no_traces_is_one_line_before_spark_starts_and_nothing_is_written(tmp_path):
     result = sqs_conformance("report", str(tmp_path / "nothing-here"), "--out", str(tmp_path / "out"))
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines()[-1].startswith("sqs-conformance: error: no trace files at")
-    assert "Traceback" not in result.stderr
+    assert result.stderr == f"sqs-conformance: error: no trace files at {tmp_path / 'nothing-here'}\n"
+    assert not (tmp_path / "out").exists()
 
 
 def test_without_java_the_error_says_so_in_one_line(tmp_path):
@@ -79,9 +80,13 @@ def test_an_unwritable_destination_is_one_line_and_no_java_stack(tmp_path):
     assert (tmp_path / "a-file").read_text() == "in the way"
 
 
-def test_a_file_that_is_no_trace_is_refused_in_one_line(tmp_path):
+def test_a_file_that_is_no_trace_is_refused_in_one_line_before_spark_starts_and_nothing_is_written(tmp_path):
     (tmp_path / "notes.txt").write_text("these are my notes\nnot a trace\n")
     result = sqs_conformance("report", str(tmp_path / "notes.txt"), "--out", str(tmp_path / "out"))
-    last = result.stderr.splitlines()[-1]  # the JVM may warn before it
-    assert result.returncode == 2 and last.startswith("sqs-conformance: error: no trace lines in ")
-    assert "2 malformed lines quarantined" in last and "Traceback" not in result.stderr
+    assert result.returncode == 2 and result.stderr.startswith("sqs-conformance: error: no trace lines in ")
+    assert result.stderr.count("\n") == 1  # no JVM started to warn before it
+    assert not (tmp_path / "out").exists()
+    # A folder holding a trace among other files is left to the job, which reads the trace
+    (tmp_path / "t.jsonl").write_text(step() + "\n")
+    from reports.local_inputs import problem
+    assert problem([str(tmp_path)]) is None and problem([str(tmp_path / "notes.txt")]) is not None
