@@ -101,10 +101,12 @@ def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs
                    "witnesses, then the search past coverage for more divergences, then (virtual clock) trimming; "
                    "what is under way then is cut, and the run says where; 0: no limit, the search stops once no "
                    "round finds anything new [default: 40 on a virtual clock, 180 on a real or moved one]")
-@click.option("--baseline", "baseline_file", type=click.Path(path_type=Path), default=None, metavar="FILE",
-              help="known divergences (a file --write-baseline wrote): exit 1 only on a divergence not in it")
+@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="FILE", help="known divergences: exit 1 only on a divergence not in FILE (a new rule, or a "
+                                   "known rule in a new shape); where FILE does not exist yet, this run writes it")
 @click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              metavar="FILE", help="write this run's divergences, with their minimal cases, as a baseline")
+              metavar="FILE", help="add this run's divergences, with their minimal cases, to the baseline FILE "
+                                   "(made if missing): they are known from now on; exit 0 unless the run failed")
 @endpoint_options
 def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | None, out_dir: Path,
         tolerate: tuple[str, ...], no_shrink: bool, shrink_seconds: float | None, report_dir: str | None,
@@ -116,7 +118,7 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     from conformance.witnesses import WitnessError
 
     known = None
-    if baseline_file is not None:
+    if baseline_file is not None and baseline_file.exists():
         try:
             known = baseline.Baseline.load(baseline_file)
         except baseline.BaselineError as error:
@@ -182,16 +184,38 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
                       f"${target.cost_estimate(PROFILES[profile].fifo):.4f}")
     if report_dir is not None:
         _report([str(out_dir)], report_dir, None, early=early)
-    if write_baseline is not None:
-        try:
-            write_baseline.write_text(baseline.from_result(result).to_json() + "\n")
-        except OSError as error:
-            raise OneLineError(f"--write-baseline {write_baseline}: cannot write there ({error.strerror})") from None
-        console.print(f"baseline: {write_baseline} ({len(result.findings)} known divergences)")
+    accepting = write_baseline or (baseline_file if known is None else None)  # a first run writes its baseline
+    if accepting is not None:
+        written = _accepted(result, accepting, "--write-baseline" if write_baseline else "--baseline")
     _where_to_look(result, out_dir, findings, report_dir, target_spec, profile)
+    if accepting is not None:
+        console.print(f"baseline: {accepting} now knows {written}; commit it: later runs with --baseline "
+                      f"{accepting} fail only on a divergence not in it")
+        sys.exit(1 if result.errors else 0)
     if known is None or baseline_file is None:
         sys.exit(0 if result.conforms else 1)
     sys.exit(_against_baseline(result, known, baseline_file))
+
+
+def _accepted(result, path: Path, option: str) -> str:
+    """The run's divergences added to the baseline at `path` (made if missing); what it now knows, in words."""
+    from conformance import baseline
+
+    found = baseline.from_result(result)
+    try:
+        earlier = baseline.Baseline.load(path) if path.exists() else None
+    except baseline.BaselineError as error:
+        raise OneLineError(f"{option} {error}") from None
+    if earlier is not None and earlier.profile != result.profile:
+        raise OneLineError(f"{option} {path} is for {earlier.profile}, this run checks {result.profile}")
+    merged = found if earlier is None else earlier.merged_with(found)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(merged.to_json() + "\n")
+    except OSError as error:
+        raise OneLineError(f"{option} {path}: cannot write there ({error.strerror})") from None
+    shapes = sum(len(entries) for entries in merged.known.values())
+    return f"{len(merged.known)} diverging rule(s) in {shapes} shape(s)"
 
 
 def _stopped(stop: KeyboardInterrupt, targets: list, early, out_dir: Path, target_spec: str) -> NoReturn:
@@ -232,8 +256,12 @@ def _against_baseline(result, known, path: Path) -> int:
     if result.errors:
         console.print(f"[red]the run had errors: {'; '.join(result.errors)}[/red]")
         return 1
-    if comparison.new:
-        console.print(f"[red]new divergences, not in {path}: {', '.join(comparison.new)}[/red]")
+    for rule_id, seen in comparison.new_shapes.items():  # texts of the model's patterns: no rich markup in them
+        console.print(f"{rule_id} diverged in a shape not in {path}: {seen['operation']}: expected "
+                      f"{seen['expected']}; observed {seen['observed']}", style="red", markup=False)
+    if not comparison.passes:
+        new = comparison.new + [f"{rule_id} (a new shape)" for rule_id in comparison.new_shapes]
+        console.print(f"new divergences, not in {path}: {', '.join(new)}", style="red", markup=False)
         return 1
     console.print(f"[green]no divergence beyond the {len(comparison.known)} known in {path}[/green]")
     return 0
