@@ -402,7 +402,7 @@ def confirm(target_spec: str, max_waiting: float, cases: tuple[Path, ...], **end
         for case in loaded:
             outcome = replay(target, case, max_waiting)
             reproduced += outcome.reproduced is True
-            mark = {True: "[red]yes[/red]", False: "[green]no[/green]", None: "[yellow]not replayed[/yellow]"}
+            mark = {True: "[red]yes[/red]", False: "[green]no[/green]", None: "[yellow]no verdict[/yellow]"}
             table.add_row(case.rule, case.profile, case.found_on, str(len(case.steps)), mark[outcome.reproduced],
                           outcome.detail)
     except TargetError as error:

@@ -22,6 +22,7 @@ from hypothesis.stateful import (
 
 from adapters.base import Target, Unsupported
 from conformance.hypothesis_hooks import QuickDraws, is_final_replay
+from conformance.minimal import MinimalCases
 from conformance.redelivery import EarlyReturns
 from conformance.session import Session, Step, Tallies, stop_if_due
 from conformance.trace import TraceWriter
@@ -160,6 +161,7 @@ class Run:
     budget_spent: bool = False  # a round ended at the deadline
     failed_at: float | None = None  # time.monotonic() of this round's first failure: shrinking starts
     shrinking: float = 0.0  # seconds of the run's rounds after their first failure
+    minimal: MinimalCases | None = None  # the run's minimal case of each rule (conformance/minimal.py)
 
     @property
     def clock_kind(self) -> str:
@@ -173,7 +175,8 @@ class Run:
             self.on_case(self)
         return Session(self.target, self.profile, run_id=self.run_id, case=next(self.case_ids), trace=self.trace,
                        tallies=self.tallies, max_wait=self.max_wait if self.clock_kind == "real" else math.inf,
-                       early=self.early.case(counted=not self.round_failed), deadline=self.deadline)
+                       early=self.early.case(counted=not self.round_failed), deadline=self.deadline,
+                       minimal=self.minimal)
 
 
 class VisibilityMachine(RuleBasedStateMachine):

@@ -31,6 +31,7 @@ from adapters import interrupt
 from adapters.base import Target
 from adapters.registry import close_all
 from conformance.machine import DivergenceFound, Run, build_machine, run_machine
+from conformance.minimal import MinimalCases
 from conformance.redelivery import EarlyReturns
 from conformance.defaults import DEFAULT_BUDGET
 from conformance.hypothesis_hooks import shrinking_at_most
@@ -59,6 +60,9 @@ VIRTUAL_CLOCK_SHRINK_SECONDS = 20.0
 # milliseconds, a 30-step case is replayed about a hundred times) this is bounded as shrinking is, and comes out
 # of the run's budget: the search leaves it up to a quarter of the budget, and it ends with the budget.
 TRIM_SECONDS = 30.0
+# A finding whose case waits longer than this (virtual seconds) is offered its real-clock witnesses' forms: `confirm`
+# replays up to 120 s of waiting by default, and a user's RULE.py sleeps for real.
+REPLAYABLE_WAITING = 60.0
 # How long a stopped run waits for the queues it created to be deleted (Ctrl-C must stop it within seconds); those
 # left are found by `sqs-conformance cleanup`.
 CLEANUP_SECONDS = 1.0
@@ -92,6 +96,11 @@ class Finding:
     divergence: Divergence
     steps: list[Step]
     tolerated: list[str]  # rules already known that also diverged earlier in this case
+
+    @classmethod
+    def shown_by(cls, divergence: Divergence, steps: list[Step]) -> Finding:
+        """The finding of `divergence`'s rule whose case is `steps`, up to the one that showed it."""
+        return cls(divergence.rule, divergence, steps, sorted({d.rule for s in steps[:-1] for d in s.divergences}))
 
 
 @dataclass
@@ -194,13 +203,14 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     counted in the tallies, never reported or shrunk. `shrink_seconds` caps the time spent shrinking a round's
     failures (default: VIRTUAL_CLOCK_SHRINK_SECONDS under a virtual clock, REAL_CLOCK_SHRINK_SECONDS else).
     With a `budget` (seconds from the start of the run), the search goes on with fresh rounds until it is spent,
-    past coverage, for divergences no round so far has shown; a round under way is finished, never cut. On a
-    virtual clock the budget also covers the trimming of the search's findings, which it leaves time for.
+    past coverage, for divergences no round so far has shown; no step starts once it is spent (a witness or a
+    round under way ends at its next step). On a virtual clock the budget also covers the trimming of the search's
+    findings, which it leaves time for.
 
     Several targets (independent connections to one service) run as concurrent jobs in threads, each with its
     own queues and seeds and its share of each round's `examples`, so that the waits of a real clock overlap.
-    A rule found by one job is tolerated by the others from the next round, and the shortest case of each rule
-    is kept."""
+    A rule found by one job is tolerated by the others from the next round. Each rule's finding is its minimal
+    case among every case that showed it (conformance/minimal.py), the one the report shows too."""
     targets = [target] if isinstance(target, Target) else list(target)
     run_id = uuid.uuid4().hex[:12]
     trace = TraceWriter(out_dir / "trace.jsonl") if out_dir is not None else None
@@ -212,8 +222,9 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     trimming = search and shrink and targets[0].clock.kind == "virtual"
     reserve = min(TRIM_SECONDS, budget / 4) if trimming and budget is not None else 0.0
     deadline = None if ends is None else ends - reserve  # the search's: trimming gets the rest
-    jobs = [Run(t, profile, run_id, trace, tolerated=tolerated, case_ids=case_ids, early=early, deadline=deadline)
-            for t in targets]
+    minimal = MinimalCases()  # every way the run plays a case feeds it
+    jobs = [Run(t, profile, run_id, trace, tolerated=tolerated, case_ids=case_ids, early=early, deadline=deadline,
+                minimal=minimal) for t in targets]
     if on_progress is not None:
         for job in jobs:
             job.on_case = lambda _: on_progress(_Totals(jobs, tolerated))
@@ -237,11 +248,12 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     def so_far(stopped: bool = False) -> RunResult:
         for job, found in zip(jobs, searched, strict=True) if stopped else ():
             for seen in unreported_seen(job, set(found.findings)):  # a round stopped half-way: as seen
-                found.findings[seen.divergence.rule] = Finding(seen.divergence.rule, seen.divergence, seen.steps,
-                                                               seen.tolerated)
+                found.findings[seen.divergence.rule] = Finding.shown_by(seen.divergence, seen.steps)
         done = merged(run_id, targets[0], profile, ([witnessed] if witnesses else []) + (searched if search else []))
         done.early_not_rare = early.not_rare()
         done.spent = spent
+        if stopped:
+            _as_minimal(done, minimal)
         return done
 
     if shrink_seconds is None:
@@ -252,7 +264,8 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
             if witnesses:
                 phase = time.monotonic()
                 try:
-                    _witnesses(targets, profile, trace, case_ids, frozenset(tolerated), early, witnessed, spent, ends)
+                    _witnesses(targets, profile, trace, case_ids, frozenset(tolerated), early, witnessed, spent, ends,
+                               minimal)
                 finally:
                     spent.witnesses = time.monotonic() - phase
                 tolerated |= set(witnessed.findings)
@@ -271,9 +284,12 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
             if trimming:
                 phase = time.monotonic()
                 try:
-                    _trim_search_findings(result, targets[0], run_id, trace, case_ids, ends)
+                    _trim_search_findings(result, targets[0], run_id, trace, case_ids, minimal, ends)
                 finally:
                     spent.trimming = time.monotonic() - phase
+            if targets[0].clock.kind == "virtual":
+                _forms_a_real_clock_replays(result, targets[0], run_id, trace, case_ids, minimal, ends)
+            _as_minimal(result, minimal)
     except KeyboardInterrupt:
         interrupt.request()  # every thread of the run stops at its next step
         raise RunInterrupted(so_far(stopped=True)) from None
@@ -283,8 +299,41 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     return result
 
 
+def _as_minimal(result: RunResult, minimal: MinimalCases) -> None:
+    """Each finding's case made the rule's minimal one, among every case of the run that showed it."""
+    for rule_id in list(result.findings):
+        least = minimal.least(rule_id)
+        if least is not None:
+            result.findings[rule_id] = Finding.shown_by(*least)
+
+
+def _forms_a_real_clock_replays(result: RunResult, target: Target, run_id: str, trace: TraceWriter | None,
+                                case_ids, minimal: MinimalCases, ends: float | None) -> None:
+    """On a virtual clock waiting is free, and a finding may wait hours (a 12-hour ceiling reached by waiting for
+    it), which `confirm` or RULE.py on a real clock cannot replay. For each rule whose case waits longer than
+    REPLAYABLE_WAITING, its witnesses paced for a real clock are played too (free here): where one shows the same
+    divergence in as few steps with less waiting, it becomes the minimal case."""
+    from conformance import witnesses
+    from conformance.witness_replay import Replayed, replay_case
+
+    slow = {rule_id for rule_id, f in result.findings.items() if f.steps[-1].invoke > REPLAYABLE_WAITING}
+    if not slow or (result.profile, "real") not in witnesses.profiles_and_paces():
+        return
+    into = Replayed(early=EarlyReturns.known_not_rare(result.early_not_rare), minimal=minimal)
+    try:
+        for witness in witnesses.load(result.profile, "real").witnesses:
+            if witness.rule in slow:
+                replay_case(target, result.profile, witness.steps, into, run_id, trace, next(case_ids), frozenset(),
+                            counted=False, deadline=ends)
+    except BudgetSpent:
+        pass  # the forms not played leave their findings as they are
+    finally:
+        result.cases, result.steps = result.cases + into.cases, result.steps + into.steps  # they were sent
+        result.tallies.merge(into.tallies)
+
+
 def _trim_search_findings(result: RunResult, target: Target, run_id: str, trace: TraceWriter | None,
-                          case_ids, budget_ends: float | None = None) -> None:
+                          case_ids, minimal: MinimalCases, budget_ends: float | None = None) -> None:
     """Hypothesis shrinks a search's case by whole machine steps and draws, on a budget: a finding may keep a step
     or a wait it does not need. On a virtual clock a replay costs nothing, so each is replayed without each step
     and each wait in turn (as witnesses are), judged as the run judged it (its early returns known), and traced,
@@ -302,7 +351,7 @@ def _trim_search_findings(result: RunResult, target: Target, run_id: str, trace:
         if now >= ends:
             break
         deadline = now + max(0.0, ends - now) / (len(findings) - position)
-        into = Replayed(early=EarlyReturns.known_not_rare(result.early_not_rare))
+        into = Replayed(early=EarlyReturns.known_not_rare(result.early_not_rare), minimal=minimal)
 
         def still_shows(case, rule_id: str = rule_id, into: Replayed = into) -> list[Step] | None:
             shown, _ = replay_case(target, result.profile, case, into, run_id, trace, next(case_ids), frozenset(),
@@ -315,13 +364,12 @@ def _trim_search_findings(result: RunResult, target: Target, run_id: str, trace:
         result.tallies.merge(into.tallies)
         if steps is None:
             continue  # the target does not show it again the same way: keep Hypothesis' case as found
-        earlier = sorted({d.rule for s in steps[:-1] for d in s.divergences})
-        divergence = next(d for d in steps[-1].divergences if d.rule == rule_id)
-        result.findings[rule_id] = Finding(rule_id, divergence, steps, earlier)
+        result.findings[rule_id] = Finding.shown_by(next(d for d in steps[-1].divergences if d.rule == rule_id), steps)
 
 
 def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, case_ids, known: frozenset[str],
-               early: EarlyReturns, into: RunResult, spent: Spending, ends: float | None) -> None:
+               early: EarlyReturns, into: RunResult, spent: Spending, ends: float | None,
+               minimal: MinimalCases) -> None:
     """The witnesses' verdicts, into `into` (filled whether the witnesses end, run out of budget or are stopped):
     each diverging rule's finding is the witness up to the step that diverged (already short: witnesses are shrunk
     to reach their rule). Past `ends` no step starts: the witnesses not played leave their rules unexercised."""
@@ -333,7 +381,7 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
     parts: list[Replayed] = []
     try:
         witnesses.replay(targets + more, catalogue, run_id=into.run_id, trace=trace, case_ids=case_ids, known=known,
-                         early=early, deadline=ends, parts=parts)
+                         early=early, deadline=ends, parts=parts, minimal=minimal)
     except BudgetSpent:
         spent.ran_out_in = "witnesses"
     except KeyboardInterrupt:
@@ -346,8 +394,7 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
         into.tallies, into.cases, into.steps = replayed.tallies, replayed.cases, replayed.steps
         spent.witnesses_played = replayed.played
         for rule_id, (divergence, steps) in replayed.divergent.items():
-            earlier = sorted({d.rule for s in steps[:-1] for d in s.divergences})
-            into.findings[rule_id] = Finding(rule_id, divergence, steps, earlier)
+            into.findings[rule_id] = Finding.shown_by(divergence, steps)
     if ends is not None and time.monotonic() >= ends:
         spent.ran_out_in = "witnesses"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Iterable, Iterator
 
 from adapters import interrupt
@@ -20,6 +20,9 @@ from model.state import Hidden, Timing
 from model.values import (
     ChangeOk, CreateQueue, GetQueueAttributes, Operation, PeekMessage, PeekOk, ReceiveOk, Response, Unknown,
 )
+
+if TYPE_CHECKING:
+    from conformance.minimal import MinimalCases
 
 _WALL_ZERO = time.time() - time.perf_counter()  # wall clock from perf_counter: immune to a faked time.time
 
@@ -145,7 +148,8 @@ def stop_if_due(deadline: float | None) -> None:
 class Session:
     def __init__(self, target: Target, profile: str, *, run_id: str, case: int, trace: TraceWriter | None,
                  tallies: Tallies | None = None, max_wait: float = float("inf"),
-                 early: CaseEarlyReturns | None = None, deadline: float | None = None) -> None:
+                 early: CaseEarlyReturns | None = None, deadline: float | None = None,
+                 minimal: MinimalCases | None = None) -> None:
         self.target = target
         self.profile = profile
         self.model = Model(profile, Timing.for_clock(target.clock.kind, target.tolerance))
@@ -163,6 +167,7 @@ class Session:
         self._astray = False  # a step of this case has led the model astray: every later step is behind it
         self._played: list[Played] = []  # every step as the model judged it, to see which answer a divergence stands on
         self.deadline = deadline  # time.monotonic() past which no step starts (the run's budget)
+        self.minimal = minimal  # the run's minimal case of each rule, offered each step that reports a divergence
 
     @property
     def now(self) -> float:
@@ -215,6 +220,8 @@ class Session:
         self.tallies.add(verdict, step.divergences, behind)
         if self.trace is not None:
             self.trace.write(self._record(step, wall_invoke, wall_complete, _returned(observed)))
+        if self.minimal is not None and step.reported:
+            self.minimal.offer(step, self.steps, wall_invoke)
         return step
 
     def _views(self) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from adapters.base import Target
 from conformance.cases import Case, encode_steps
+from conformance.minimal import MinimalCases
 from conformance.redelivery import EarlyReturns
 from conformance.session import Session, Step, Tallies, play, stop_if_due
 from conformance.threads import each_at_once
@@ -46,6 +47,7 @@ class Replayed:
     # many of them (conformance/redelivery.py).
     early: EarlyReturns = field(default_factory=EarlyReturns)
     played: int = 0  # witnesses replayed to their end (a budget that runs out leaves some unplayed)
+    minimal: MinimalCases | None = None  # the run's minimal case of each rule, fed by every replay
 
     def keep(self, rule_id: str, divergence: Divergence, steps: list[Step]) -> None:
         """The rule's case, unless a shorter one is kept already."""
@@ -56,7 +58,8 @@ class Replayed:
 
 def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trace: TraceWriter | None,
            case_ids, known: frozenset[str] = frozenset(), early: EarlyReturns | None = None,
-           deadline: float | None = None, parts: list[Replayed] | None = None) -> Replayed:
+           deadline: float | None = None, parts: list[Replayed] | None = None,
+           minimal: MinimalCases | None = None) -> Replayed:
     """Every witness once, on as many targets (independent connections, each its own queues) as there are, so
     that their waits overlap. A case stops where the target's answer leaves the model unable to follow it. Early
     returns are counted in `early` (the run's, shared with its search), else across the witnesses alone. Past the
@@ -67,7 +70,7 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
     for witness in distinct_witnesses(catalogue.witnesses):
         pending.put(witness)
     early = early or EarlyReturns()  # shared by the jobs
-    shares = [Replayed(early=early) for _ in targets]
+    shares = [Replayed(early=early, minimal=minimal) for _ in targets]
     if parts is not None:
         parts += shares
 
@@ -205,7 +208,7 @@ def replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id
     target.reset()
     into.cases += 1
     session = Session(target, profile, run_id=run_id, case=case_id, trace=trace, tallies=into.tallies,
-                      early=into.early.case(counted), deadline=deadline)
+                      early=into.early.case(counted), deadline=deadline, minimal=into.minimal)
     shown: list[tuple[Divergence, list[Step]]] = []
     for step in play(session, case):
         into.steps += 1

@@ -9,10 +9,12 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from reports.trace_format import MINIMAL_CASE_ORDER
+
 TARGET = ["target", "target_version", "profile"]
 # What the tables below read of `steps`: without the bulky per-step views.
-COLUMNS = ["source", "run_id", "case", "step", "final", "invoke_wall", *TARGET, "clock", "verdict", "rules", "decisive",
-           "divergences", "latency", "reappeared"]
+COLUMNS = ["source", "run_id", "case", "step", "final", "invoke", "invoke_wall", *TARGET, "clock", "verdict", "rules",
+           "decisive", "divergences", "latency", "reappeared"]
 PERCENTILES = [0.5, 0.95, 0.99]
 LATENESS_BIN = 0.25  # seconds per bar of the lateness histogram
 LATENESS_LAST_BIN = 20  # later than 5 s all goes in the last bar
@@ -52,21 +54,21 @@ def matrix(steps: DataFrame) -> DataFrame:
 
 def divergences(steps: DataFrame, files: DataFrame) -> DataFrame:
     """One row per distinct divergence (target, version, profile, rule): when it was first and last seen, in
-    how many runs, and a pointer to its minimal case: the case that showed it in the fewest steps (the run's
-    trimmed replay, which its finding holds; among equals, Hypothesis' final replay). `files` names the file of
-    each `source`."""
+    how many runs, and a pointer to its minimal case: the one the run's finding holds, picked in the same order
+    (`MINIMAL_CASE_ORDER`: the fewest steps, the least waiting, the first seen) among the steps that reported it
+    (not those `behind` another divergence, which report nothing). `files` names the file of each `source`."""
     case = ["source", "run_id", "case"]
-    seen = (steps.where(F.size("divergences") > 0)
-            .select(*TARGET, *case, "step", "final", "invoke_wall", F.explode("divergences").alias("d"))
-            .select(*TARGET, *case, "step", "final", "invoke_wall", F.element_at("d.rules", 1).alias("rule"),
+    seen = (steps.where((F.size("divergences") > 0) & (F.col("verdict") != "behind"))
+            .select(*TARGET, *case, *MINIMAL_CASE_ORDER, F.explode("divergences").alias("d"))
+            .select(*TARGET, *case, *MINIMAL_CASE_ORDER, F.element_at("d.rules", 1).alias("rule"),
                     F.col("d.expected").alias("expected"), F.col("d.observed").alias("observed"))
             .join(F.broadcast(files), "source"))
     # Every case's length, not only the diverging ones': a join to pick those out cost more than counting them all
     # (1e6 steps of 50,000 cases on local[2]: 0.5 s against 0.2 s).
     lengths = steps.groupBy(*case).agg(F.count(F.lit(1)).alias("case_steps"))
     # The minimal case is the least of these, field by field: one aggregation picks it beside the totals.
-    shortest_first = F.struct("step", (~F.col("final")).alias("not_final"), "case_steps", "invoke_wall", "file",
-                              "run_id", "case", "expected", "observed")
+    shortest_first = F.struct(*MINIMAL_CASE_ORDER, "file", "run_id", "case", "case_steps", "expected",
+                              "observed")
     return (seen.join(lengths, case).groupBy(*TARGET, "rule")
             .agg(F.timestamp_seconds(F.min("invoke_wall")).alias("first_seen"),
                  F.timestamp_seconds(F.max("invoke_wall")).alias("last_seen"),

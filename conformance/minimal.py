@@ -1,0 +1,41 @@
+"""A run's minimal case of each rule: the least, in the order the reports use too (`MINIMAL_CASE_ORDER`), of every
+case that showed the rule's divergence, whichever way it was played (witnesses, search, shrinking, trimming) and in
+whichever job. So `run`, its findings and the report show the same case for a rule: the fewest steps, then the
+least waiting, then the first seen."""
+
+from __future__ import annotations
+
+import threading
+
+from conformance.session import Step
+from model import Divergence
+from reports.trace_format import MINIMAL_CASE_ORDER
+
+Key = tuple[float, ...]
+
+
+def case_key(step: Step, wall_invoke: float) -> Key:
+    fields = {"step": step.index, "invoke": step.invoke, "invoke_wall": wall_invoke}
+    return tuple(fields[name] for name in MINIMAL_CASE_ORDER)
+
+
+class MinimalCases:
+    """Offered each step that reports a divergence, with its case's steps so far; keeps each rule's least."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # a run's jobs and witness connections offer from their threads
+        self._least: dict[str, tuple[Key, Divergence, list[Step]]] = {}
+
+    def offer(self, step: Step, steps: list[Step], wall_invoke: float) -> None:
+        key = case_key(step, wall_invoke)
+        with self._lock:
+            for divergence in step.reported:
+                kept = self._least.get(divergence.rule)
+                if kept is None or key < kept[0]:
+                    self._least[divergence.rule] = (key, divergence, list(steps))
+
+    def least(self, rule_id: str) -> tuple[Divergence, list[Step]] | None:
+        """The rule's divergence and its minimal case's steps, up to the step that showed it; None if none was seen."""
+        with self._lock:
+            kept = self._least.get(rule_id)
+        return None if kept is None else (kept[1], kept[2])
