@@ -13,10 +13,11 @@ from conformance.cases import FoundCase
 from conformance.runner import Finding
 from conformance.session import Step
 from model import Divergence, rule
+from model.words import operation_words
 from model.outcomes import AnyBatchOk
 from model.values import (
-    BatchOk, ChangeMessageVisibility, ChangeOk, CreateQueue, DeleteMessage, Error, ErrorSpec, Ok, ReceiveMessage,
-    ReceiveOk, SendMessage,
+    BatchOk, ChangeOk, CreateQueue, Error, ErrorSpec, Ok, ReceiveMessage,
+    ReceiveOk,
 )
 
 
@@ -45,8 +46,10 @@ def timeline(finding: Finding) -> str:
         {mid for step in finding.steps for mid in step.views})[:3]
     queues = {getattr(step.op, "queue", None) for step in finding.steps}
     named = len(queues - {None}) > 1  # several queues: each row says which
-    rows = [f"{'t (s)':>10}  {'operation':44s}  " + "  ".join(f"{m:>24s}" for m in involved) + "  answer"]
-    for step in finding.steps:
+    said = [operation_words(step.op) for step in finding.steps]
+    width = max([44, *(len(words) for words in said)]) + (8 if named else 0)
+    rows = [f"{'t (s)':>10}  {'operation':{width}s}  " + "  ".join(f"{m:>24s}" for m in involved) + "  answer"]
+    for step, words in zip(finding.steps, said, strict=True):
         returned = _returned_ids(step)
         cells = []
         for message_id in involved:
@@ -56,10 +59,8 @@ def timeline(finding: Finding) -> str:
                 cell = "RETURNED; " + cell
             cells.append(f"{cell:>24s}")
         marker = "  <-- diverges" if step.divergences else ""
-        operation = _op_summary(step)
-        if named and hasattr(step.op, "queue"):
-            operation = f"{step.op.queue}: {operation}"
-        rows.append(f"{step.invoke:10.3f}  {operation:44s}  " + "  ".join(cells) + "  "
+        operation = f"{step.op.queue}: {words}" if named and hasattr(step.op, "queue") else words
+        rows.append(f"{step.invoke:10.3f}  {operation:{width}s}  " + "  ".join(cells) + "  "
                     + _answer(step) + marker)
     return "\n".join(rows)
 
@@ -81,23 +82,6 @@ def _returned_ids(step: Step) -> set[str]:
     if not isinstance(response, ReceiveOk):
         return set()
     return {m.message_id for m in response.messages if m.message_id is not None}
-
-
-def _op_summary(step: Step) -> str:
-    op = step.op
-    name = type(op).__name__
-    if isinstance(op, ReceiveMessage):
-        args = [f"max={op.max_messages}"] if op.max_messages is not None else []
-        args += [f"vt={op.visibility_timeout}"] if op.visibility_timeout is not None else []
-        args += [f"wait={op.wait_time_seconds}"] if op.wait_time_seconds is not None else []
-        return f"Receive({', '.join(args)})"
-    if isinstance(op, ChangeMessageVisibility):
-        return f"Change({op.receipt_handle[:14]}, {op.visibility_timeout})"
-    if isinstance(op, DeleteMessage):
-        return f"Delete({op.receipt_handle[:14]})"
-    if isinstance(op, SendMessage):
-        return f"Send({op.body})"
-    return name
 
 
 def _answer(step: Step) -> str:

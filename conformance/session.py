@@ -14,6 +14,7 @@ from conformance.trace import SCHEMA_VERSION, TraceWriter, encode
 from conformance.translate import IdMap, garbage_unless_issued, handles_named
 from model import Divergence, Model
 from model.usage import ModelUsageError
+from model.words import operation_words
 from model.blame import Played, blamed
 from model.outcomes import Verdict
 from model.state import Hidden, Timing
@@ -249,6 +250,7 @@ class Session:
             # whether this case's early returns count in its run's (not for a replay of a case already counted)
             "counted": self.early.counted if self.early is not None else True,
             "operation": encode(step.sent),
+            "says": operation_words(step.op),
             "response": encode(step.response),
             "invoke": step.invoke,
             "complete": step.complete,

@@ -222,7 +222,7 @@ def steps(spark: SparkSession, tables: str) -> DataFrame:
         "profile", F.coalesce("clock", F.lit("virtual")).alias("clock"),
         F.coalesce("tolerance", F.lit(0.0)).alias("tolerance"), "case", "step",
         F.coalesce("final", F.lit(False)).alias("final"),
-        F.col("operation.type").alias("op_type"), F.col("operation.queue").alias("queue"),
+        F.col("operation.type").alias("op_type"), F.col("operation.queue").alias("queue"), "says",
         F.col("response.type").alias("response_type"),
         F.col("response.code").alias("error_code"), "invoke", "complete",
         (F.col("complete") - F.col("invoke")).alias("latency"), "invoke_wall", "verdict",

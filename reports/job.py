@@ -59,7 +59,7 @@ def build(spark: SparkSession, inputs: list[str], out: str, phases: dict[str, fl
         data = _collect(spark, store, *summaries, every_step)
     report, xml = f"{out}/report.html", f"{out}/junit.xml"
     with timed("render report.html and junit.xml"):
-        files.write_text(spark, report, page.render(data))
+        files.write_text(spark, report, page.render(data, out))
         files.write_text(spark, xml, junit.render(data.matrix, data.divergences))
     return Summary(report, xml, len(traces), len(fresh), data.steps, data.quarantined, len(data.divergences))
 
@@ -163,7 +163,8 @@ def _minimal_cases(steps: DataFrame, divergences: list[dict]) -> dict[tuple, lis
                                          "source string, run_id string, case bigint")
     cases: dict[tuple, list[dict]] = {}
     for row in _rows(steps.join(F.broadcast(in_partitions), ["source", "run_id", "case"])
-                     .select("source", "run_id", "case", "step", "op_type", "queue", "response_type", "error_code",
+                     .select("source", "run_id", "case", "step", "op_type", "queue", "says", "response_type",
+                             "error_code",
                              "invoke", "complete", "views", "returned", "verdict")):
         cases.setdefault(pointers[row["source"], row["run_id"], row["case"]], []).append(row)
     return cases

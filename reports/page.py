@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from html import escape
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from model.rules import CATALOGUE
 from reports import pictures
@@ -18,6 +21,7 @@ td.conforms{background:#c8ecc8}td.diverges{background:#f4b4b4;font-weight:bold}t
 td.none,td.undecided{background:#eee;color:#999}
 code,pre{background:#f6f6f6;padding:1px 4px}pre{padding:8px;overflow:auto}
 section.rule{border-top:1px solid #ddd;margin-top:1.5em}.muted{color:#777}svg{background:#fff}
+ol.steps li.diverging code{color:#d00000;font-weight:bold}
 """
 
 
@@ -53,13 +57,15 @@ def verdict(cell: dict[str, Any] | None) -> str:
     return "conforms" if cell.get("decisive") else "undecided"
 
 
-def render(data: ReportData) -> str:
+def render(data: ReportData, report_dir: str | None = None) -> str:
+    """The page; `report_dir`, where it is written, makes its links to local findings relative (they then still
+    lead there from a copy of the whole folder, such as a CI artefact)."""
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>SQS visibility conformance</title>"
              f"<style>{CSS}</style></head><body>",
              "<h1>SQS visibility-timeout conformance</h1>",
              f"<p>{data.steps:,} steps of {data.runs:,} runs from {data.files:,} trace files; "
              f"generated {escape(data.generated)}.</p>",
-             _quarantine(data), _matrix(data), _divergences(data), _timing(data), _rules(data),
+             _quarantine(data), _matrix(data), _divergences(data, report_dir), _timing(data), _rules(data),
              "</body></html>"]
     return "\n".join(p for p in parts if p)
 
@@ -76,13 +82,17 @@ def _quarantine(data: ReportData) -> str:
 
 
 def _rule_ids(data: ReportData) -> list[str]:
-    known = [r.id for r in CATALOGUE]
+    """Every rule of the profiles the traces are of, as `run` lists them, whether a step exercised it or not."""
+    profiles = {m["profile"] for m in data.matrix}
     seen = {m["rule"] for m in data.matrix}
-    return [r for r in known if r in seen] + sorted(seen - set(known))
+    known = [r.id for r in CATALOGUE if r.id in seen or r.profiles & profiles]
+    return known + sorted(seen - set(known))
 
 
 def _matrix(data: ReportData) -> str:
     columns = sorted({column(m) for m in data.matrix})
+    profile_of = {column(m): m["profile"] for m in data.matrix}
+    profiles_of_rule = {r.id: r.profiles for r in CATALOGUE}
     cells = {(m["rule"], column(m)): m for m in data.matrix}
     head = "".join(f"<th>{escape(c)}</th>" for c in columns)
     rows = []
@@ -90,6 +100,9 @@ def _matrix(data: ReportData) -> str:
         tds = []
         for c in columns:
             cell = cells.get((rule_id, c))
+            if cell is None and profile_of[c] not in profiles_of_rule.get(rule_id, {profile_of[c]}):
+                tds.append("<td class=none title='not a rule of this profile'>n/a</td>")
+                continue
             kind = verdict(cell)
             text = "—" if kind == "none" else (
                 f"{cell['diverging']:,} of {cell['exercised']:,}" if kind == "diverges" else
@@ -119,10 +132,11 @@ def _summary_rows(columns: list[str], cells: dict[tuple[str, str], dict[str, Any
                    + "".join(f"<th>{counts[c][kind]}</th>" for c in columns) + "</tr>" for kind, label in labels)
 
 
-def _divergences(data: ReportData) -> str:
+def _divergences(data: ReportData, report_dir: str | None) -> str:
     if not data.divergences:
         return "<h2 id=divergences>Divergences</h2><p>None: every target conformed on every step.</p>"
-    out = [f"<h2 id=divergences>Divergences ({len(data.divergences)})</h2>"]
+    out = [f"<h2 id=divergences>Divergences ({len(data.divergences)})</h2>",
+           f"<p class=muted>Each minimal case as a timeline; what its marks mean:</p>{pictures.legend()}"]
     for d in sorted(data.divergences, key=lambda d: (column(d), d["rule"])):
         case = d["minimal_case"]
         steps = data.cases.get((case["file"], case["run_id"], case["case"]), [])
@@ -132,26 +146,44 @@ def _divergences(data: ReportData) -> str:
             f"<p>First seen {escape(str(d['first_seen']))}, last seen {escape(str(d['last_seen']))}, in "
             f"{d['runs']} run(s), {d['occurrences']} step(s).<br>Minimal case: {case['step'] + 1} steps, case "
             f"{case['case']} of run <code>{escape(case['run_id'])}</code> in <code>{escape(case['file'])}</code>."
-            f"<br>{_finding_links(case['file'], case['run_id'], d['rule'])}"
+            f"<br>{_finding_links(case['file'], case['run_id'], d['rule'], report_dir)}"
             f"</p><p>expected: <code>{escape(str(d['expected']))}</code><br>observed: "
             f"<code>{escape(str(d['observed']))}</code></p>{_timeline(steps, case['step'])}</section>")
     return "\n".join(out)
 
 
-def _finding_links(trace_uri: str, run_id: str, rule_id: str) -> str:
+def _finding_links(trace_uri: str, run_id: str, rule_id: str, report_dir: str | None) -> str:
     """Where `run` wrote that run's finding of the rule: beside the trace, findings/RUN/RULE.txt and .py (a run
-    writes the finding for each rule it reports; a run that reported the rule under another case still has it)."""
-    folder = trace_uri.rsplit("/", 1)[0] + f"/findings/{run_id}/{rule_id}"
+    writes the finding for each rule it reports; a run that reported the rule under another case still has it),
+    relative to the report where both are on this machine."""
+    folder = _relative(trace_uri.rsplit("/", 1)[0], report_dir) + f"/findings/{run_id}/{rule_id}"
     return (f"Its run's finding: <a href='{escape(folder)}.txt'>{escape(rule_id)}.txt</a> (the divergence and its "
             f"timeline), <a href='{escape(folder)}.py'>{escape(rule_id)}.py</a> (a boto3 script that reproduces it).")
 
 
+def _relative(uri: str, report_dir: str | None) -> str:
+    """A local folder's URI as a path relative to the report's folder; any other URI as it is."""
+    here = _local_path(report_dir) if report_dir is not None else None
+    there = _local_path(uri)
+    return uri if here is None or there is None else Path(os.path.relpath(there, here)).as_posix()
+
+
+def _local_path(uri: str) -> str | None:
+    parts = urlsplit(uri)
+    if parts.scheme == "file":
+        return os.path.abspath(unquote(parts.path))
+    return os.path.abspath(uri) if not parts.scheme else None
+
+
 def _timeline(steps: list[dict[str, Any]], diverging_step: int) -> str:
     """The case up to the step that diverged: what its finding holds (later steps of a witness probe on)."""
-    shown = [s for s in steps if s["step"] <= diverging_step]
+    shown = sorted((s for s in steps if s["step"] <= diverging_step), key=lambda s: s["step"])
     if not shown:
         return "<p class=muted>(the steps of this case are not in the tables)</p>"
-    return pictures.timeline(shown, diverging_step)
+    # Each step in words too: a picture's labels are cut to its columns
+    rows = "".join(f"<li{' class=diverging' if s['step'] == diverging_step else ''}><code>t={s['invoke']:.3f} "
+                   f"{escape(' '.join(pictures.step_label(s)))}</code></li>" for s in shown)
+    return pictures.timeline(shown, diverging_step) + f"<ol start=0 class=steps>{rows}</ol>"
 
 
 def _timing(data: ReportData) -> str:
@@ -160,18 +192,21 @@ def _timing(data: ReportData) -> str:
     rows = []
     for t in sorted(data.timing, key=lambda t: (t["target"], t["clock"])):
         def ms(name, t=t):
-            return "—" if t[name] is None else f"{t[name] * 1000:,.1f}"
+            # Lateness on a virtual clock measures the suite's own waits (up to hours), not the target's
+            virtual_lateness = name.startswith("lateness") and t["clock"] == "virtual"
+            return "—" if t[name] is None or virtual_lateness else f"{t[name] * 1000:,.1f}"
         rows.append(f"<tr><td class=rule>{escape(t['target'])} {escape(t['target_version'])}</td>"
                     f"<td class=rule>{escape(t['clock'])}</td><td>{t['steps']:,}</td>"
                     f"<td>{ms('latency_p50')}</td><td>{ms('latency_p95')}</td><td>{ms('latency_p99')}</td>"
                     f"<td>{t['reappearances']:,}</td><td>{ms('lateness_p50')}</td><td>{ms('lateness_p95')}</td>"
                     f"<td>{ms('lateness_p99')}</td></tr>")
-    charts = (_histograms(data.lateness_bars, "how late messages came back",
+    charts = (_histograms([b for b in data.lateness_bars if b["clock"] != "virtual"], "how late messages came back",
                           lambda bar: f"{bar * LATENESS_BIN:.2f} s")
               + _histograms(data.latency_bars, "operation latency", lambda bar: f"≤{2 ** bar} ms"))
     return ("<h2 id=timing>Timing</h2><p class=muted>Latency: complete − invoke of each operation. Lateness: how "
             "long after its deadline an in-flight message came back, measured to the start of the receive that "
-            "returned it (an upper bound; under a virtual clock it shows the suite's own waits).</p>"
+            "returned it (an upper bound; not shown for a virtual clock, where it would measure the suite's own "
+            "waits).</p>"
             "<table><tr><th class=rule>target</th><th class=rule>clock</th><th>steps</th><th>latency p50 ms</th>"
             "<th>p95</th><th>p99</th><th>reappearances</th><th>lateness p50 ms</th><th>p95</th><th>p99</th></tr>"
             + "".join(rows) + "</table>" + "".join(charts))

@@ -48,28 +48,28 @@ def _markup(svg: ET.Element) -> str:
 
 def step_label(step: dict[str, Any]) -> tuple[str, str]:
     """What a step did and what came back, in two short lines."""
-    op = _SHORT.get(step.get("op_type") or "", step.get("op_type") or "?")
-    queue = step.get("queue")
     answer = step.get("error_code") or step.get("response_type") or "?"
     if step.get("response_type") == "ReceiveOk":
         returned = step.get("returned") or []
         answer = f"{len(returned)} returned" if returned else "empty"
+    if step.get("says"):  # schema 6: the operation with the values it was sent with
+        return step["says"], f"→ {answer}"
+    op = _SHORT.get(step.get("op_type") or "", step.get("op_type") or "?")
+    queue = step.get("queue")
     return (f"{op}({queue})" if queue else op), f"→ {answer}"
 
 
 def timeline(steps: list[dict[str, Any]], diverging_step: int) -> str:
     """A minimal case step by step: each step's label and time, each message's expected visibility right after it
     (the model's windows, drawn in proportion to the time until the next step), the messages each receive
-    returned, the diverging step framed in red, and a legend."""
+    returned, the diverging step framed in red (`legend` says what each mark means, once a page)."""
     steps = sorted(steps, key=lambda s: s["step"])
     views = [json.loads(s["views"]) if s.get("views") else {} for s in steps]
     messages = list(dict.fromkeys(m for v in views for m in v)) or ["(no message)"]
     top = 64  # step labels above the lanes
     lanes_bottom = top + LANE * len(messages)
-    legend_top = lanes_bottom + 34
     width = max(LEFT + STEP_WIDTH * len(steps) + 10, 560)
-    height = legend_top + 18 * (len(LEGEND) + 2)
-    svg = _svg(width, height, f"timeline of a {len(steps)}-step case")
+    svg = _svg(width, lanes_bottom + 30, f"timeline of a {len(steps)}-step case")
     for i, s in enumerate(steps):
         x = LEFT + i * STEP_WIDTH
         what, answer = step_label(s)
@@ -96,6 +96,13 @@ def timeline(steps: list[dict[str, Any]], diverging_step: int) -> str:
          stroke="#666666")
     _add(svg, "text", "time: one column per step, windows in proportion within it", x=LEFT, y=lanes_bottom + 22,
          font_size=10, fill="#666666")
+    return _markup(svg)
+
+
+def legend() -> str:
+    """What the timelines' colours and marks mean: drawn once, above them."""
+    svg = _svg(560, 18 * (len(LEGEND) + 2) + 4, "what the timelines' colours and marks mean")
+    legend_top = 2
     for row, (colour, meaning) in enumerate(LEGEND):
         y = legend_top + 18 * row
         _add(svg, "rect", x=4, y=y, width=22, height=12, fill=colour)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-SCHEMA_VERSION = 5  # 2 added `views`, `returned` and `reappeared`; 3 `decisive`; 4 `counted`; 5 the
-# verdict `behind`
+SCHEMA_VERSION = 6  # 2 added `views`, `returned` and `reappeared`; 3 `decisive`; 4 `counted`; 5 the
+# verdict `behind`; 6 `says`
 
 KINDS = ("int", "long", "double", "bool", "string", "strings", "divergences", "json", "reappeared", "operation",
          "response")
@@ -36,6 +36,7 @@ FIELDS: tuple[TraceField, ...] = (
     TraceField("final", "bool"),
     TraceField("counted", "bool", since=4),
     TraceField("operation", "operation", required=True),
+    TraceField("says", "string", since=6),
     TraceField("response", "response", required=True),
     TraceField("invoke", "double", required=True),
     TraceField("complete", "double", required=True),
