@@ -282,6 +282,7 @@ def test_a_machine_draws_quickly_but_on_the_replay_hypothesis_prints():
 def test_a_search_finding_keeps_no_step_and_no_wait_it_does_not_need():
     """Hypothesis shrinks on a budget, by whole machine steps: on a virtual clock each finding is then replayed
     without each step and each wait, so a malformed handle's case is a queue and the one call, with no sleep."""
+    from conformance.minimal import MinimalCases
     from conformance.runner import Finding, RunResult, _trim_search_findings
     from conformance.session import Session
     from model.values import CreateQueue, DeleteMessage, SendMessage
@@ -294,7 +295,7 @@ def test_a_search_finding_keeps_no_step_and_no_wait_it_does_not_need():
         step = session.execute(op)
     found = RunResult("t", target.name, "x", "sqs-standard")
     found.findings["HANDLE-MALFORMED"] = Finding("HANDLE-MALFORMED", step.divergences[0], session.steps, [])
-    _trim_search_findings(found, target, "t", None, iter(range(2, 99)))
+    _trim_search_findings(found, target, "t", None, iter(range(2, 99)), MinimalCases())
     steps = found.findings["HANDLE-MALFORMED"].steps
     assert [(s.advanced, type(s.op).__name__) for s in steps] == [(0.0, "CreateQueue"), (0.0, "DeleteMessage")]
     assert found.findings["HANDLE-MALFORMED"].divergence.rule == "HANDLE-MALFORMED"
