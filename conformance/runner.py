@@ -290,6 +290,8 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
             if targets[0].clock.kind == "virtual":
                 _forms_a_real_clock_replays(result, targets[0], run_id, trace, case_ids, minimal, ends)
             _as_minimal(result, minimal)
+    except BudgetSpent:
+        raise  # each phase ends itself at the budget: one that reaches here is a bug, not a Ctrl-C
     except KeyboardInterrupt:
         interrupt.request()  # every thread of the run stops at its next step
         raise RunInterrupted(so_far(stopped=True)) from None

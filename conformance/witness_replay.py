@@ -65,7 +65,7 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
     returns are counted in `early` (the run's, shared with its search), else across the witnesses alone. Past the
     `deadline` (time.monotonic()) no step starts: `BudgetSpent` is raised once every connection has stopped. Each
     connection's share is appended to `parts` as it starts, so that a caller stopped half-way keeps what was done
-    (`merged_replays`)."""
+    (`merged_replays`). Every step that reports a divergence is offered to `minimal` (the run's minimal cases)."""
     pending: queue.SimpleQueue[Witness] = queue.SimpleQueue()
     for witness in distinct_witnesses(catalogue.witnesses):
         pending.put(witness)

@@ -115,15 +115,6 @@ FAULT_RATE = 0.05
 JOBS = 8
 
 
-@pytest.fixture(scope="module")
-def moto_server():
-    from adapters.emulators import start_moto_server
-
-    server = start_moto_server()
-    yield server
-    server.stop()
-
-
 def _witnesses_through(server, faults: tuple[str, ...], rate: float, seed: int):
     """The witnesses of sqs-standard through a proxy doing `faults`: the findings by rule, the faults done, and the
     queues of the run still on the server afterwards."""

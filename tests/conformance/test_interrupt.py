@@ -30,19 +30,13 @@ STOPS_WITHIN = 10.0
 STEPS_BEFORE_THE_SIGNAL = 150
 
 
-@pytest.fixture(scope="module")
-def server():
-    from adapters.emulators import start_moto_server
-
-    server = start_moto_server()
-    yield server
-    server.stop()
+def client_of(server):
+    return boto3.client("sqs", endpoint_url=server.url, region_name="us-east-1", aws_access_key_id="testing",
+                        aws_secret_access_key="testing")
 
 
 def queues_left(server) -> list[str]:
-    client = boto3.client("sqs", endpoint_url=server.url, region_name="us-east-1", aws_access_key_id="testing",
-                          aws_secret_access_key="testing")
-    return client.list_queues(QueueNamePrefix=QUEUE_PREFIX).get("QueueUrls", [])
+    return client_of(server).list_queues(QueueNamePrefix=QUEUE_PREFIX).get("QueueUrls", [])
 
 
 def start_run(tmp_path: Path, url: str) -> subprocess.Popen:
@@ -91,10 +85,10 @@ def assert_valid_trace(trace: Path) -> int:
 
 @pytest.mark.parametrize("signum, to_group", [(signal.SIGINT, True), (signal.SIGTERM, False)],
                          ids=["ctrl-c to the group", "sigterm to the process"])
-def test_a_signal_stops_a_real_clock_run_of_eight_jobs_with_requests_held_under_way(server, tmp_path, signum,
+def test_a_signal_stops_a_real_clock_run_of_eight_jobs_with_requests_held_under_way(moto_server, tmp_path, signum,
                                                                                     to_group):
     # A fifth of the receives are held unanswered: when the signal comes, some jobs wait on a dead request.
-    with FaultProxy(server.url, (STALL,), rate=0.2, stalled=("ReceiveMessage",)) as proxy:
+    with FaultProxy(moto_server.url, (STALL,), rate=0.2, stalled=("ReceiveMessage",)) as proxy:
         process = start_run(tmp_path, proxy.url)
         wait_for_steps(process, tmp_path / "out" / "trace.jsonl", STEPS_BEFORE_THE_SIGNAL)
         assert proxy.done[STALL] > 0  # requests are being held
@@ -106,11 +100,11 @@ def test_a_signal_stops_a_real_clock_run_of_eight_jobs_with_requests_held_under_
     assert line.startswith("sqs-conformance: interrupted (the queues it created were deleted"), line
     assert assert_valid_trace(tmp_path / "out" / "trace.jsonl") >= STEPS_BEFORE_THE_SIGNAL
     assert list((tmp_path / "out").glob("summary-*.json")), "the findings so far were not written"
-    assert queues_left(server) == []
+    assert queues_left(moto_server) == []
 
 
-def test_a_second_ctrl_c_exits_at_once(server, tmp_path):
-    with FaultProxy(server.url, (STALL,), rate=0.2, stalled=("ReceiveMessage",)) as proxy:
+def test_a_second_ctrl_c_exits_at_once(moto_server, tmp_path):
+    with FaultProxy(moto_server.url, (STALL,), rate=0.2, stalled=("ReceiveMessage",)) as proxy:
         process = start_run(tmp_path, proxy.url)
         wait_for_steps(process, tmp_path / "out" / "trace.jsonl", STEPS_BEFORE_THE_SIGNAL)
         # The first stop waits half a second for the jobs held in requests: the second comes within it
@@ -119,9 +113,8 @@ def test_a_second_ctrl_c_exits_at_once(server, tmp_path):
     assert "stopped at once (a second interrupt)" in stderr
     assert "Traceback" not in stderr
     assert_valid_trace(tmp_path / "out" / "trace.jsonl")
-    for url in queues_left(server):  # what the second Ctrl-C left behind is not this test's to keep
-        boto3.client("sqs", endpoint_url=server.url, region_name="us-east-1", aws_access_key_id="testing",
-                     aws_secret_access_key="testing").delete_queue(QueueUrl=url)
+    for url in queues_left(moto_server):  # what the second Ctrl-C left behind is not this test's to keep
+        client_of(moto_server).delete_queue(QueueUrl=url)
 
 
 class InterruptedAfter(MotoTarget):
