@@ -176,9 +176,11 @@ class Session:
 
     def advance(self, seconds: float) -> None:
         """Let time pass. A wait longer than `max_wait` (finite for cases paced for a real clock) is skipped: the
-        next step simply comes sooner, and the model judges it at the time it really happens."""
+        next step simply comes sooner, and the model judges it at the time it really happens. A wait is a step of
+        its own for the budget: a case of many waits and few requests stops at the deadline too."""
         if seconds > self.max_wait:
             return
+        stop_if_due(self.deadline)
         self.target.clock.advance(seconds)
         self._advanced += seconds
 

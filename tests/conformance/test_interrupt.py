@@ -177,3 +177,22 @@ def test_a_run_with_no_budget_plays_every_witness():
     result = run(ModelTarget("sqs-standard"), "sqs-standard", seed=1, search=False)
     assert result.spent.ran_out_in is None
     assert result.spent.witnesses_played == result.spent.witnesses_in_all > 0
+
+
+def test_a_budget_ends_a_case_that_only_waits():
+    """A machine step that only lets time pass (on a real clock, a sleep) is stopped by the budget as a request
+    is: a case of waits alone must not carry a run past its budget."""
+    import time
+
+    from adapters.base import RealClock
+    from conformance.session import BudgetSpent, Session
+
+    target = ModelTarget("sqs-standard")
+    target.clock = RealClock()
+    session = Session(target, "sqs-standard", run_id="t", case=1, trace=None, deadline=time.monotonic() + 0.3)
+    waited = 0
+    with pytest.raises(BudgetSpent):
+        for _ in range(100):  # 50 s of waits, were the budget not kept
+            session.advance(0.5)
+            waited += 1
+    assert waited == 1  # the second wait begins past the deadline
