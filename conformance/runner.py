@@ -311,20 +311,21 @@ def _as_minimal(result: RunResult, minimal: MinimalCases) -> None:
 
 def _forms_a_real_clock_replays(result: RunResult, target: Target, run_id: str, trace: TraceWriter | None,
                                 case_ids, minimal: MinimalCases, ends: float | None) -> None:
-    """On a virtual clock waiting is free, and a finding may wait hours (a 12-hour ceiling reached by waiting for
-    it), which `confirm` or RULE.py on a real clock cannot replay. For each rule whose case waits longer than
-    REPLAYABLE_WAITING, its witnesses paced for a real clock are played too (free here): where one shows the same
-    divergence in as few steps with less waiting, it becomes the minimal case."""
+    """On a virtual clock waiting is free and time exact: a finding may wait hours (a 12-hour ceiling reached by
+    waiting for it), or stand on a margin only exact time keeps (1.5 s between a send and a receive), and neither
+    is one `confirm` or RULE.py on a real clock can replay. For each rule whose minimal case is so, its witnesses
+    paced for a real clock are played too (free here): one that shows the same divergence becomes the minimal
+    case where it comes first in MINIMAL_CASE_ORDER."""
     from conformance import witnesses
     from conformance.witness_replay import Replayed, replay_case
 
-    slow = {rule_id for rule_id, f in result.findings.items() if f.steps[-1].invoke > REPLAYABLE_WAITING}
-    if not slow or (result.profile, "real") not in witnesses.profiles_and_paces():
+    hard = {rule_id for rule_id in result.findings if minimal.hard_to_replay(rule_id, REPLAYABLE_WAITING)}
+    if not hard or (result.profile, "real") not in witnesses.profiles_and_paces():
         return
     into = Replayed(early=EarlyReturns.known_not_rare(result.early_not_rare), minimal=minimal)
     try:
         for witness in witnesses.load(result.profile, "real").witnesses:
-            if witness.rule in slow:
+            if witness.rule in hard:
                 replay_case(target, result.profile, witness.steps, into, run_id, trace, next(case_ids), frozenset(),
                             counted=False, deadline=ends)
     except BudgetSpent:

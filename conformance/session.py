@@ -15,9 +15,9 @@ from conformance.translate import IdMap, garbage_unless_issued, handles_named
 from model import Divergence, Model
 from model.usage import ModelUsageError
 from model.words import operation_words
-from model.blame import Played, blamed
+from model.blame import Played, blamed, still_shown
 from model.outcomes import Verdict
-from model.state import Hidden, Timing
+from model.state import EXACT, Hidden, Timing
 from model.values import (
     ChangeOk, CreateQueue, GetQueueAttributes, Operation, PeekMessage, PeekOk, ReceiveOk, Response, Unknown,
 )
@@ -25,6 +25,9 @@ from model.values import (
 if TYPE_CHECKING:
     from conformance.minimal import MinimalCases
 
+# The tolerance a real clock's target is judged with by default (adapters/endpoint.py's DEFAULT_TOLERANCE): what a
+# case found on a virtual clock must stay decisive under to replay there
+REPLAY_TOLERANCE = 0.5
 _WALL_ZERO = time.time() - time.perf_counter()  # wall clock from perf_counter: immune to a faked time.time
 
 
@@ -221,11 +224,21 @@ class Session:
         self.steps.append(step)
         self._astray = self._astray or step.leads_astray
         self.tallies.add(verdict, step.divergences, behind)
+        exact_timing_only = bool(step.reported) and self._exact_timing_only(step)
         if self.trace is not None:
-            self.trace.write(self._record(step, wall_invoke, wall_complete, _returned(observed)))
+            self.trace.write(self._record(step, wall_invoke, wall_complete, _returned(observed), exact_timing_only))
         if self.minimal is not None and step.reported:
-            self.minimal.offer(step, self.steps, wall_invoke)
+            self.minimal.offer(step, self.steps, wall_invoke, exact_timing_only)
         return step
+
+    def _exact_timing_only(self, step: Step) -> bool:
+        """Whether the step's divergences show only where time is exact (a virtual clock): judged as a real clock
+        would judge the same case, with its tolerance (`REPLAY_TOLERANCE`), one of them is no longer shown. A
+        finding is then one `confirm` or RULE.py on a real clock cannot reproduce, and is chosen last."""
+        if self.model.timing != EXACT:
+            return False
+        shown = still_shown(self.profile, Timing.for_clock("real", REPLAY_TOLERANCE), self._played)
+        return any(d.rule not in shown for d in step.reported)
 
     def _views(self) -> dict[str, Any]:
         """Each live message's possible windows, for the timeline of a divergence."""
@@ -235,8 +248,8 @@ class Session:
                 views[message.id] = sorted({(s.hidden.value, round(s.visible_at, 3)) for s in message.states})
         return views
 
-    def _record(self, step: Step, wall_invoke: float, wall_complete: float, returned: list[str]
-                ) -> dict[str, Any]:
+    def _record(self, step: Step, wall_invoke: float, wall_complete: float, returned: list[str],
+                exact_timing_only: bool = False) -> dict[str, Any]:
         verdict = step.verdict
         return {
             "schema": SCHEMA_VERSION,
@@ -262,6 +275,7 @@ class Session:
             "rules": list(verdict.outcome.rules),
             "decisive": [] if step.behind else list(verdict.decisive),  # behind a divergence: decides nothing
             "divergences": [_divergence(d) for d in step.divergences],
+            "exact_timing_only": exact_timing_only,
             "notes": [_divergence(n) for n in verdict.outcome.notes],
             "views": step.views,
             "returned": returned,

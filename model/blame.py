@@ -101,6 +101,23 @@ def _named_after_unenforced(profile: str, timing: Timing, played: list[Played],
     return divergences
 
 
+def still_shown(profile: str, timing: Timing, played: list[Played]) -> frozenset[str]:
+    """The rules the last step of `played` diverges on when the case, answers and all, is judged with `timing`
+    instead (a case found on a virtual clock, judged as a real clock's windows and tolerance would judge it); none
+    where an earlier step diverges there first (the case would go another way)."""
+    model = Model(profile, timing)
+    try:
+        for step in played[:-1]:
+            verdict = model.observe(step.op, step.invoke, step.observed, completed_at=step.complete)
+            if verdict.divergences or not verdict.consistent:
+                return frozenset()
+        last = played[-1]
+        verdict = model.observe(last.op, last.invoke, last.observed, completed_at=last.complete)
+    except ModelUsageError:
+        return frozenset()
+    return frozenset(r for d in verdict.divergences for r in d.rules)
+
+
 def _stood_on(profile: str, timing: Timing, played: list[Played]) -> tuple[int, set[int]] | None:
     """The earliest answer the case stands on, and the answers taken as never heard to explain it."""
     unheard: list[int] = []

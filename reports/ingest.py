@@ -231,6 +231,7 @@ def steps(spark: SparkSession, tables: str) -> DataFrame:
         # A step behind another's divergence shows its consequences: they are no divergence of their own.
         F.when(F.col("verdict") == "behind", F.array().cast(ArrayType(_DIVERGENCE)))
         .otherwise(F.coalesce("divergences", F.array().cast(ArrayType(_DIVERGENCE)))).alias("divergences"),
+        F.coalesce("exact_timing_only", F.lit(False)).alias("exact_timing_only"),
         "views", F.coalesce("returned", F.array().cast("array<string>")).alias("returned"), "reappeared")
 
 

@@ -14,7 +14,7 @@ from reports.trace_format import MINIMAL_CASE_ORDER
 TARGET = ["target", "target_version", "profile"]
 # What the tables below read of `steps`: without the bulky per-step views.
 COLUMNS = ["source", "run_id", "case", "step", "final", "invoke", "invoke_wall", *TARGET, "clock", "verdict", "rules",
-           "decisive", "divergences", "latency", "reappeared"]
+           "decisive", "divergences", "exact_timing_only", "latency", "reappeared"]
 PERCENTILES = [0.5, 0.95, 0.99]
 LATENESS_BIN = 0.25  # seconds per bar of the lateness histogram
 LATENESS_LAST_BIN = 20  # later than 5 s all goes in the last bar

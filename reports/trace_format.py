@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 
 SCHEMA_VERSION = 6  # 2 added `views`, `returned` and `reappeared`; 3 `decisive`; 4 `counted`; 5 the
-# verdict `behind`; 6 `says`
+# verdict `behind`; 6 `says` and `exact_timing_only`
 
 KINDS = ("int", "long", "double", "bool", "string", "strings", "divergences", "json", "reappeared", "operation",
          "response")
@@ -47,6 +47,7 @@ FIELDS: tuple[TraceField, ...] = (
     TraceField("decisive", "strings", since=3),
     TraceField("divergences", "divergences"),
     TraceField("notes", "divergences"),
+    TraceField("exact_timing_only", "bool", since=6),
     TraceField("views", "json", since=2),
     TraceField("returned", "strings", since=2),
     TraceField("reappeared", "reappeared", since=2),
@@ -55,9 +56,10 @@ NAMES = tuple(f.name for f in FIELDS)
 REQUIRED = tuple(f.name for f in FIELDS if f.required)
 VERDICTS = ("ok", "note", "unknown", "divergence", "behind")
 # A rule's minimal case, wherever one is picked (the run's findings, the report's divergences): among the steps that
-# reported its divergence (not `behind` another's), the least of these fields, in this order: the fewest steps up to
-# it, then the least time in the case before it (its waits, on a virtual clock nothing else), then the first seen.
-MINIMAL_CASE_ORDER = ("step", "invoke", "invoke_wall")
+# reported its divergence (not `behind` another's), the least of these fields, in this order: one a real clock's
+# timing would still show before one only exact (virtual) time shows, then the fewest steps up to it, then the
+# least time in the case before it (its waits, on a virtual clock nothing else), then the first seen.
+MINIMAL_CASE_ORDER = ("exact_timing_only", "step", "invoke", "invoke_wall")
 
 # --- the columnar copy ------------------------------------------------------------------------------------------
 # A run also writes its trace as Parquet (conformance/trace.py), which the reports job reads instead of parsing the

@@ -22,7 +22,7 @@ def spark():
 def step(run="r1", case=1, index=0, *, target="emu", version="1.0", profile="sqs-standard", clock="real",
          op="ReceiveMessage", response="ReceiveOk", verdict="ok", rules=("RCV-HIDE",), divergences=(),
          final=False, invoke=None, latency=0.01, wall=1_800_000_000.0, reappeared=(), views=None, returned=(),
-         decisive=None, schema=SCHEMA_VERSION):
+         decisive=None, exact_timing_only=False, schema=SCHEMA_VERSION):
     """One trace line as the engine writes it (`decisive` defaults to every rule exercised; schema 2
     lacks it), with what a test varies."""
     invoke = float(index) if invoke is None else invoke
@@ -35,6 +35,8 @@ def step(run="r1", case=1, index=0, *, target="emu", version="1.0", profile="sqs
                      for d in divergences],
         views=views if views is not None else {"m1": [["receipt", invoke + 30]]}, returned=list(returned),
         reappeared=[{"message": "m1", "deadline": invoke - late, "lateness": late} for late in reappeared])
+    if schema >= 6:
+        fields["exact_timing_only"] = exact_timing_only
     if schema >= 3:
         fields["decisive"] = list(rules if decisive is None else decisive)
     return json.dumps(trace_line(schema, **fields))

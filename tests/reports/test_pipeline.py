@@ -104,18 +104,20 @@ def test_the_tables_count_exactly_what_the_traces_hold(spark, tmp_path, code):
     assert timing["latency_p50"] == pytest.approx(0.01)
 
 
-def test_a_minimal_case_has_the_fewest_steps_to_it_then_the_least_waiting_then_was_seen_first(spark, tmp_path,
-                                                                                              code):
-    def case(number, length, diverging_at, rule, invoke=None, wall=1_800_000_000.0, verdict="divergence"):
+def test_a_minimal_case_replays_on_a_real_clock_then_has_the_fewest_steps_the_least_waiting_was_seen_first(
+        spark, tmp_path, code):
+    def case(number, length, diverging_at, rule, invoke=None, wall=1_800_000_000.0, verdict="divergence",
+             exact_timing_only=False):
         return [step("r1", number, index, rules=[rule], wall=wall,
-                     **({"verdict": verdict, "divergences": [[rule]], "invoke": invoke} if index == diverging_at
-                        else {}))
+                     **({"verdict": verdict, "divergences": [[rule]], "invoke": invoke,
+                         "exact_timing_only": exact_timing_only} if index == diverging_at else {}))
                 for index in range(length)]
 
     lines = (case(1, 2, 1, "VIS-TERMINATE", invoke=30.0) + case(2, 3, 1, "VIS-TERMINATE", invoke=0.5)  # less waiting
              + case(3, 4, 2, "VIS-SHORTEN", invoke=0.0) + case(4, 2, 1, "VIS-SHORTEN", invoke=300.0)  # fewer steps
              + case(5, 3, 1, "VIS-DEFAULT", wall=1_800_000_050.0) + case(6, 5, 1, "VIS-DEFAULT")  # seen first
-             + case(7, 2, 0, "VIS-DEFAULT", verdict="behind"))  # behind another divergence: reports nothing
+             + case(7, 2, 0, "VIS-DEFAULT", verdict="behind")  # behind another divergence: reports nothing
+             + case(8, 1, 0, "VIS-SHORTEN", exact_timing_only=True))  # a real clock would not show it
     write(tmp_path / "traces" / "a.jsonl", lines)
     out = str(tmp_path / "out")
     job.build(spark, [str(tmp_path / "traces")], out)
