@@ -13,6 +13,7 @@ from conformance.cases import FoundCase
 from conformance.runner import Finding
 from conformance.session import Step
 from model import Divergence, rule
+from model.rules import rules_for
 from model.words import operation_words
 from model.outcomes import AnyBatchOk
 from model.values import (
@@ -292,6 +293,7 @@ def summary_json(result) -> str:
                            "steps": len(f.steps), "tolerated": f.tolerated} for rid, f in result.findings.items()},
         "rules": {rid: vars(t) for rid, t in sorted(result.tallies.rules.items())},
         "never_decisive": result.gaps(),
+        "verdicts": {r.id: result.verdict(r.id).value for r in rules_for(result.profile)},
         "time": vars(result.spent),
     }, indent=2)
 

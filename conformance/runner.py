@@ -40,6 +40,7 @@ from conformance.threads import each_at_once, within
 from conformance.trace import TraceWriter
 from model import Divergence
 from model.profiles import PROFILES
+from model.rule_verdicts import RuleVerdict, rule_verdict
 from model.rules import INFLIGHT_QUOTA, RCV_INTEGRITY, RCV_REAPPEAR, rules_for
 
 if TYPE_CHECKING:
@@ -164,15 +165,14 @@ class RunResult:
     def conforms(self) -> bool:
         return not self.findings and not self.errors
 
-    def verdict(self, rule_id: str) -> str:
-        """What the run says of one rule: "diverges"; "conforms" where some step could have caught it broken;
-        "undecided" where it was exercised only where any answer was permitted (a gap, never a pass); or "not
-        exercised"."""
+    def verdict(self, rule_id: str) -> RuleVerdict:
+        """What the run says of one rule (model/rule_verdicts.py, the report's words too): "diverges" (a known
+        divergence it tolerated too); "conforms" where some step could have caught it broken; "undecided" where it
+        was exercised only where any answer was permitted (a gap, never a pass); or "not exercised"."""
         if rule_id in self.findings:
-            return "diverges"
-        if rule_id in self.tallies.decided():
-            return "conforms"
-        return "undecided" if rule_id in self.tallies.rules else "not exercised"
+            return RuleVerdict.DIVERGES
+        t = self.tallies.rules.get(rule_id)
+        return RuleVerdict.NOT_EXERCISED if t is None else rule_verdict(t.exercised, t.decisive, t.diverging)
 
     def gaps(self) -> list[str]:
         """Reachable rules no step exercised decisively: the run says nothing of them."""

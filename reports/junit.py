@@ -7,7 +7,8 @@ from xml.etree import ElementTree as ET
 
 from model.profiles import PROFILES
 from model.rules import rules_for
-from reports.page import column
+from model.rule_verdicts import RuleVerdict
+from reports.page import column, verdict
 
 
 def render(matrix: list[dict[str, Any]], divergences: list[dict[str, Any]]) -> str:
@@ -29,10 +30,10 @@ def render(matrix: list[dict[str, Any]], divergences: list[dict[str, Any]]) -> s
                 where = d["minimal_case"]
                 failure.text = (f"{r.statement}\nminimal case: {where['case_steps']} steps, case {where['case']} "
                                 f"of run {where['run_id']} in {where['file']}")
-            elif cell is None or not cell.get("decisive"):
+            elif verdict(cell) in (RuleVerdict.NOT_EXERCISED, RuleVerdict.UNDECIDED):
                 skipped += 1
-                why = "not exercised by any trace" if cell is None or not cell["exercised"] else \
-                    "exercised only where any answer was permitted: it could not have failed"
+                why = "not exercised by any trace" if verdict(cell) is RuleVerdict.NOT_EXERCISED else \
+                    "undecided: exercised only where any answer was permitted, it could not have failed"
                 ET.SubElement(case, "skipped", message=why)
         suite.set("tests", str(len(suite)))
         suite.set("failures", str(failures))

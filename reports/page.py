@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from model.rule_verdicts import RuleVerdict, rule_verdict
 from model.rules import CATALOGUE
 from reports import pictures
 from reports.tables import LATENESS_BIN
@@ -17,7 +18,7 @@ CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
 th{background:#f3f3f3}td.rule,th.rule{text-align:left;font-family:monospace}
-td.conforms{background:#c8ecc8}td.diverges{background:#f4b4b4;font-weight:bold}td.uncertain{background:#f7e7a6}
+td.conforms{background:#c8ecc8}td.diverges{background:#f4b4b4;font-weight:bold}
 td.none,td.undecided{background:#eee;color:#999}
 code,pre{background:#f6f6f6;padding:1px 4px}pre{padding:8px;overflow:auto}
 section.rule{border-top:1px solid #ddd;margin-top:1.5em}.muted{color:#777}svg{background:#fff}
@@ -47,14 +48,16 @@ def column(row: dict[str, Any]) -> str:
     return f"{row['target']} {row['target_version']} ({row['profile']})".replace(" ()", "")
 
 
-def verdict(cell: dict[str, Any] | None) -> str:
-    if cell is None or not cell["exercised"]:
-        return "none"
-    if cell["diverging"]:
-        return "diverges"
-    if cell["uncertain"] and not cell["conforming"]:
-        return "uncertain"
-    return "conforms" if cell.get("decisive") else "undecided"
+def verdict(cell: dict[str, Any] | None) -> RuleVerdict:
+    """A matrix cell's verdict, in the run's words (model/rule_verdicts.py)."""
+    if cell is None:
+        return RuleVerdict.NOT_EXERCISED
+    return rule_verdict(cell["exercised"], cell.get("decisive", 0), cell["diverging"])
+
+
+# The matrix's cell classes (its colours): "none" for a rule no step exercised
+CELL_CLASS = {RuleVerdict.DIVERGES: "diverges", RuleVerdict.CONFORMS: "conforms", RuleVerdict.UNDECIDED: "undecided",
+              RuleVerdict.NOT_EXERCISED: "none"}
 
 
 def render(data: ReportData, report_dir: str | None = None) -> str:
@@ -104,30 +107,29 @@ def _matrix(data: ReportData) -> str:
                 tds.append("<td class=none title='not a rule of this profile'>n/a</td>")
                 continue
             kind = verdict(cell)
-            text = "—" if kind == "none" else (
-                f"{cell['diverging']:,} of {cell['exercised']:,}" if kind == "diverges" else
+            text = "—" if cell is None or kind is RuleVerdict.NOT_EXERCISED else (
+                f"{cell['diverging']:,} of {cell['exercised']:,}" if kind is RuleVerdict.DIVERGES else
                 f"{cell.get('decisive', 0):,} / {cell['exercised']:,}"
                 + (f" +{cell['uncertain']:,}?" if cell["uncertain"] else ""))
-            tds.append(f"<td class={kind} title='{kind}'>{text}</td>")
+            tds.append(f"<td class={CELL_CLASS[kind]} title='{kind.value}'>{text}</td>")
         rows.append(f"<tr><td class=rule><a href='#rule-{escape(rule_id)}'>{escape(rule_id)}</a></td>"
                     + "".join(tds) + "</tr>")
     return (f"<h2 id=matrix>Matrix</h2><p class=muted>Steps that exercised each rule: green conforming, shown "
             f"as decisive / all (decisive: a queue breaking the rule would have given an answer the model does "
-            f"not permit there), red diverging (diverging of exercised), yellow only uncertain (no answer came), "
-            f"grey never decisively exercised (no verdict: it could not have failed) or never exercised."
+            f"not permit there; +N? the steps whose answer never came), red diverging (diverging of exercised), "
+            f"grey undecided (exercised only where any answer was permitted, or no answer came: no verdict, it "
+            f"could not have failed) or not exercised; each cell's title is the run's word for it."
             f"</p><table id=matrix-table><tr><th class=rule>rule</th>{head}</tr>{''.join(rows)}"
             f"{_summary_rows(columns, cells)}</table>")
 
 
 def _summary_rows(columns: list[str], cells: dict[tuple[str, str], dict[str, Any]]) -> str:
     """Per column, the rules diverging, conforming (decided) and without a verdict: the matrix in one line."""
-    counts = {c: {kind: 0 for kind in ("diverges", "conforms", "undecided")} for c in columns}
+    counts = {c: {kind: 0 for kind in RuleVerdict} for c in columns}
     for (_, c), cell in cells.items():
-        kind = verdict(cell)
-        if kind in counts[c]:
-            counts[c][kind] += 1
-    labels = (("diverges", "rules diverging"), ("conforms", "rules conforming (decided)"),
-              ("undecided", "rules without a verdict"))
+        counts[c][verdict(cell)] += 1
+    labels = ((RuleVerdict.DIVERGES, "rules diverging"), (RuleVerdict.CONFORMS, "rules conforming (decided)"),
+              (RuleVerdict.UNDECIDED, "rules without a verdict"))
     return "".join(f"<tr class=summary><th class=rule>{label}</th>"
                    + "".join(f"<th>{counts[c][kind]}</th>" for c in columns) + "</tr>" for kind, label in labels)
 
@@ -227,7 +229,7 @@ def _rules(data: ReportData) -> str:
         by_rule.setdefault(m["rule"], []).append(m)
     out = ["<h2 id=rules>Rules</h2>"]
     for r in CATALOGUE:
-        rows = "".join(f"<li>{escape(column(m))}: {verdict(m)} ({m['exercised']:,} steps, "
+        rows = "".join(f"<li>{escape(column(m))}: {verdict(m).value} ({m['exercised']:,} steps, "
                        f"{m.get('decisive', 0):,} decisive, {m['diverging']:,} diverging)</li>"
                        for m in sorted(by_rule.get(r.id, []), key=column))
         out.append(f"<section class=rule id='rule-{escape(r.id)}'><h3>{escape(r.id)}</h3>"

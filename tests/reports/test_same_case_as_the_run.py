@@ -49,6 +49,10 @@ def test_each_rule_shows_the_run_s_case(spark, tmp_path):
     matrix = page.split("<table id=matrix-table>")[1].split("</table>")[0]
     assert set(re.findall(r"<tr><td class=rule><a href='#rule-([A-Z0-9-]+)'>", matrix)) == {
         r.id for r in rules_for("sqs-standard")}  # as `run` lists them, those no step can reach included
+    # Each rule's verdict in the run's words, as the run says it (one vocabulary: model/rule_verdicts.py)
+    said = dict(re.findall(r"<tr><td class=rule><a href='#rule-([A-Z0-9-]+)'>[^<]*</a></td><td class=\w+ "
+                           r"title='([a-z ]+)'>", matrix))
+    assert said == {r.id: result.verdict(r.id).value for r in rules_for("sqs-standard")}
     assert page.count("what the timelines' colours and marks mean") == 1  # one legend, not one per timeline
     for rule_id, finding in result.findings.items():  # the diverging step named with what it was sent
         assert f"{operation_words(finding.steps[-1].op)} →" in page.split(f"id='div-moto-{rule_id}'")[1], rule_id
