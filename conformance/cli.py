@@ -184,17 +184,18 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
                       f"${target.cost_estimate(PROFILES[profile].fifo):.4f}")
     if report_dir is not None:
         _report([str(out_dir)], report_dir, None, early=early)
-    accepting = write_baseline or (baseline_file if known is None else None)  # a first run writes its baseline
-    if accepting is not None:
-        written = _accepted(result, accepting, "--write-baseline" if write_baseline else "--baseline")
+    accepted = {path: _accepted(result, path, option) for path, option in (
+        (write_baseline, "--write-baseline"), (baseline_file if known is None else None, "--baseline"))
+        if path is not None}  # --write-baseline's file, and --baseline's where a first run writes it
     _where_to_look(result, out_dir, findings, report_dir, target_spec, profile)
-    if accepting is not None:
-        console.print(f"baseline: {accepting} now knows {written}; commit it: later runs with --baseline "
-                      f"{accepting} fail only on a divergence not in it")
+    for path, written in accepted.items():
+        console.print(f"baseline: {path} now knows {written}; commit it: later runs with --baseline {path} fail "
+                      f"only on a divergence not in it")
+    if known is not None and baseline_file is not None:
+        sys.exit(_against_baseline(result, known, baseline_file))  # a baseline that was there gates the run
+    if accepted:
         sys.exit(1 if result.errors else 0)
-    if known is None or baseline_file is None:
-        sys.exit(0 if result.conforms else 1)
-    sys.exit(_against_baseline(result, known, baseline_file))
+    sys.exit(0 if result.conforms else 1)
 
 
 def _accepted(result, path: Path, option: str) -> str:

@@ -135,3 +135,13 @@ def test_the_example_workflow_uses_options_run_has():
     used = set(re.findall(r"(--[a-z][a-z-]+)", command))
     known = {option for parameter in run.params for option in parameter.opts}
     assert {"--witnesses-only", "--baseline"} <= used and used <= known, used - known
+
+
+def test_a_run_gating_on_a_baseline_while_writing_another_still_fails_on_a_new_divergence(tmp_path):
+    known_file, accepted = tmp_path / "known.json", tmp_path / "accepted.json"
+    known_file.write_text(json.dumps({"profile": "sqs-standard", "known": {}}))
+    done = cli("run", "--target", PLANTED, "--witnesses-only", "--out", str(tmp_path / "a"),
+               "--baseline", str(known_file), "--write-baseline", str(accepted))
+    assert done.returncode == 1, done.stdout + done.stderr  # the baseline that was there gates it
+    assert set(json.loads(accepted.read_text())["known"]) == {"BATCH-EMPTY", "HANDLE-MALFORMED"}
+    assert json.loads(known_file.read_text())["known"] == {}  # the gate's file is left as it was
