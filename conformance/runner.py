@@ -390,14 +390,13 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
     except KeyboardInterrupt:
         within(CLEANUP_SECONDS, lambda: close_all(more), "cleanup")  # their queues: the caller knows only its own
         raise
-    else:
-        close_all(more)
     finally:
         replayed = witnesses.merged_replays(parts)
         into.tallies, into.cases, into.steps = replayed.tallies, replayed.cases, replayed.steps
         spent.witnesses_played = replayed.played
         for rule_id, (divergence, steps) in replayed.divergent.items():
             into.findings[rule_id] = Finding.shown_by(divergence, steps)
+    close_all(more)  # ended or out of budget (an interrupt closed them above, within a bounded wait)
     if ends is not None and time.monotonic() >= ends:
         spent.ran_out_in = "witnesses"
 

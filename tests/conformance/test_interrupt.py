@@ -196,3 +196,18 @@ def test_a_budget_ends_a_case_that_only_waits():
             session.advance(0.5)
             waited += 1
     assert waited == 1  # the second wait begins past the deadline
+
+
+def test_a_budget_spent_in_the_witnesses_leaves_no_queue_of_their_extra_connections(moto_server):
+    """On a real clock the witnesses are played on more connections than the jobs'; those are the run's to close,
+    also when the budget ends the witnesses."""
+    from adapters.endpoint import EndpointTarget
+
+    jobs = [EndpointTarget(endpoint_url=moto_server.url, local_credentials=True) for _ in range(2)]
+    try:
+        result = run(jobs, "sqs-standard", seed=1, budget=2.0, search=False)
+    finally:
+        for job in jobs:
+            job.close()
+    assert result.spent.ran_out_in == "witnesses"
+    assert queues_left(moto_server) == []
