@@ -17,8 +17,7 @@ from model.rules import rules_for
 from model.words import operation_words
 from model.outcomes import AnyBatchOk
 from model.values import (
-    BatchOk, ChangeOk, CreateQueue, Error, ErrorSpec, Ok, ReceiveMessage,
-    ReceiveOk,
+    BatchOk, ChangeOk, CreateQueue, Error, ErrorSpec, Ok, ReceiveMessage, ReceiveOk,
 )
 
 

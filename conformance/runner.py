@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 import uuid
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -273,7 +273,7 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
             if search:
                 phase = time.monotonic()
                 try:
-                    with _one_ast_parse_at_a_time():
+                    with _one_ast_parse_at_a_time() if len(jobs) > 1 else nullcontext():
                         each_at_once(one_job, range(len(jobs)), "job")
                 finally:
                     spent.search = time.monotonic() - phase

@@ -224,7 +224,9 @@ class Session:
         self.steps.append(step)
         self._astray = self._astray or step.leads_astray
         self.tallies.add(verdict, step.divergences, behind)
-        exact_timing_only = bool(step.reported) and self._exact_timing_only(step)
+        # A replay of the case on the model: only where a step reports, and something keeps what it says
+        kept = self.trace is not None or self.minimal is not None
+        exact_timing_only = bool(step.reported) and kept and self._exact_timing_only(step)
         if self.trace is not None:
             self.trace.write(self._record(step, wall_invoke, wall_complete, _returned(observed), exact_timing_only))
         if self.minimal is not None and step.reported:
