@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,11 @@ from conformance.session import Step
 from model import Divergence, rule
 from model.rules import rules_for
 from model.words import operation_words
-from model.outcomes import AnyBatchOk
+from model.outcomes import (
+    AnyBatchOk, AttributeWithin, ReceiveInOrder, ReceiveRepeated, ReceiveSome, ReceiveWithout,
+)
 from model.values import (
-    BatchOk, ChangeOk, CreateQueue, Error, ErrorSpec, Ok, ReceiveMessage, ReceiveOk,
+    BatchOk, ChangeOk, CreateQueue, Error, ErrorSpec, Ok, ReceiveMessage, ReceiveOk, SendMessage, SendOk,
 )
 
 
@@ -105,7 +106,7 @@ Observed: {observed}
 Run it against any SQS endpoint:  python {filename} [ENDPOINT_URL]
 With no endpoint it uses your AWS configuration (real AWS: it creates and deletes its own queues{waits}); with
 one, and no AWS credentials configured, dummy ones, as an emulator takes any.
-It ends by saying whether the divergence reproduced: exit 1 if it did, 0 if not. {judged}
+It ends by saying whether the divergence reproduced: exit 1 if it did, 0 if not (3: it cannot tell). {judged}
 """
 import json
 import os
@@ -125,11 +126,12 @@ sqs = session.client("sqs", endpoint_url=endpoint, region_name=os.environ.get("A
                      config=Config(**{client_options!r}),
                      **(dummy if endpoint and session.get_credentials() is None else {{}}))
 prefix = "conformance-case-" + uuid.uuid4().hex[:8] + "-"
-queues, arns, handles = {{}}, {{}}, {{}}
-OBSERVED = {observed_kind!r}  # what the diverging step answered where the divergence was found
+queues, arns, handles, sent = {{}}, {{}}, {{}}, {{}}
+ENTRY = {entry!r}  # the batch entry whose answer diverged, or None: the whole answer
+OBSERVED = {observed_kind!r}  # what it answered where the divergence was found
 EXPECTED = {expected_kind!r}  # what the model permits there
-# The answers the model permits there, each as (its kind, the pattern of its error text or None), in the words of
-# `kind`; None where they cannot be put so (then the answer's kind is compared with OBSERVED's)
+# The answers the model permits there, as `fits` reads them; None where they cannot be put so (then the script
+# tells only whether the answer is of the kind found)
 PERMITTED = {permitted!r}
 
 
@@ -150,39 +152,83 @@ def remember(reply, handle_by_body):
     return reply
 
 
+def remember_sent(reply, message_id):
+    if "MessageId" in reply:
+        sent[message_id] = reply["MessageId"]
+    return reply
+
+
+def part(reply):
+    """The answer the divergence is in: the whole reply, or ENTRY's (its failure, or {{}} if it succeeded)."""
+    if ENTRY is None or "Error" in reply:
+        return reply
+    failed = [f for f in reply.get("Failed", []) if f["Id"] == ENTRY]
+    return {{"Error": failed[0]}} if failed else {{}}
+
+
 def kind(reply, call):
     """An answer in the words OBSERVED uses: its error code, the bodies a receive returned, a batch's failures."""
+    reply = part(reply)
     if "Error" in reply:
         return "error " + reply["Error"].get("Code", "").removeprefix("AWS.SimpleQueueService.")
     if call == "receive_message":
         return "messages " + ",".join(m["Body"] for m in reply.get("Messages", []))
-    if call.endswith("_batch"):
+    if call.endswith("_batch") and ENTRY is None:
         return "failed " + ",".join(sorted(f["Id"] + ":" + f["Code"] for f in reply.get("Failed", [])))
     return "ok"
 
 
-def permitted(reply, call):
-    """Whether the answer is one the model permits: of a permitted kind, with a permitted text."""
-    words = kind(reply, call)
-    text = " ".join(reply.get("Error", {{}}).get("Message", "").split())
-    return any(re.fullmatch(k, words) and (t is None or re.fullmatch(t, text, re.DOTALL)) for k, t in PERMITTED)
+def fits(answer, reply, call):
+    """Whether the reply is the permitted answer `answer`: ("error", code, pattern of its text or None); ("ok",)
+    any success; ("failed", the batch's failures or None for any); ("without", bodies it must not return);
+    ("count", least, most or None); ("in order", group, the orders its bodies may come in); ("again", the
+    [body, handle] pairs of the receive it repeats); ("attribute", name, low, high, or the values it may have);
+    ("sent", the earlier send whose message it is, or None for a new one)."""
+    what, *args = answer
+    reply = part(reply)
+    if what == "error":
+        error = reply.get("Error")
+        said = " ".join((error or {{}}).get("Message", "").split())
+        return kind(reply, call) == "error " + args[0] and (args[1] is None or re.fullmatch(args[1], said, re.S))
+    if "Error" in reply:
+        return False
+    messages = reply.get("Messages", [])
+    bodies = [m["Body"] for m in messages]
+    if what == "failed":
+        return args[0] is None or kind(reply, call) == "failed " + ",".join(args[0])
+    if what == "without":
+        return not set(bodies) & set(args[0])
+    if what == "count":
+        return args[0] <= len(bodies) and (args[1] is None or len(bodies) <= args[1])
+    if what == "in order":
+        group = [m["Body"] for m in messages if m.get("Attributes", {{}}).get("MessageGroupId") == args[0]]
+        return any(list(order[:len(group)]) == group for order in args[1])
+    if what == "again":
+        return [[m["Body"], m["ReceiptHandle"]] for m in messages] == [[b, handles.get(h)] for b, h in args[0]]
+    if what == "sent":
+        return reply.get("MessageId") == sent.get(args[0]) if args[0] else reply.get("MessageId") not in sent.values()
+    if what == "attribute":
+        value = reply.get("Attributes", {{}}).get(args[0])
+        return value in args[3] if args[3] else value is not None and args[1] <= int(value) <= args[2]
+    return what == "ok"
 
 
 try:
 '''
 
 _SCRIPT_TAIL = '''    shown = kind(last, LAST_CALL)
-    text = last.get("Error", {}).get("Message")
-    shown_in_full = shown + (f" {text!r}" if text is not None else "")
+    said = part(last).get("Error", {}).get("Message")
+    shown_in_full = shown + (f" {said!r}" if said is not None else "")
 finally:
     for url in queues.values():
         sqs.delete_queue(QueueUrl=url)
-if PERMITTED is not None and not permitted(last, LAST_CALL):
+if PERMITTED is not None and not any(fits(answer, last, LAST_CALL) for answer in PERMITTED):
     print(f"reproduced: the diverging step answered {shown_in_full}, which the model does not permit ({EXPECTED})")
     sys.exit(1)
 if PERMITTED is None and shown == OBSERVED:
-    print(f"reproduced: the diverging step answered {shown!r} again (the model: {EXPECTED!r})")
-    sys.exit(1)
+    print(f"cannot tell: the diverging step answered {shown!r} again, and the divergence is in what this script does "
+          f"not read (the model: {EXPECTED!r}); `sqs-conformance confirm` judges the whole answer")
+    sys.exit(3)
 print(f"not reproduced: the diverging step answered {shown_in_full} (found: {OBSERVED!r}; the model: {EXPECTED!r})")
 '''
 
@@ -194,18 +240,19 @@ def boto3_script(finding: Finding, profile: str, target: str, filename: str = "c
     waits = f"; it waits {total_wait:,.0f} s in all" if total_wait >= 1 else ""
     last = finding.steps[-1]
     checks = permitted_checks(d)
-    judged = ("It checks the whole answer, its text included, against what the model permits there." if checks else
-              "It compares the answer's kind only (the divergence is in what the answer holds, or when it came): "
-              "`sqs-conformance confirm` judges the whole answer.")
+    judged = ("It checks what diverged, an error's text included, against what the model permits there." if checks
+              else "It tells only whether the answer is of the kind found (the divergence is in details it does not "
+              "read, or in when the answer came): `sqs-conformance confirm` judges the whole answer.")
     head = _SCRIPT_HEAD.format(rule_id=r.id, profile=profile, target=target, statement=r.statement,
                                source=r.source, expected=d.expected, observed=d.observed, filename=filename,
-                               waits=waits, observed_kind=answer_words(last.response), expected_kind=d.expected,
+                               waits=waits, observed_kind=answer_words(last.response, d.entry),
+                               expected_kind=d.expected, entry=d.entry,
                                client_options=CLIENT_OPTIONS, permitted=checks, judged=judged)
     body = []
     for step in finding.steps:
         if step.advanced:
             body.append(f"    time.sleep({step.advanced!r})")
-        body.extend("    " + line for line in _call_lines(step))
+        body.extend("    " + line for line in _call_lines(step, remembers=step is not last))
     body[-1] = "    last = " + body[-1].strip()  # the diverging step's reply
     try:
         last_call = sqs_call(last.op).method
@@ -215,25 +262,43 @@ def boto3_script(finding: Finding, profile: str, target: str, filename: str = "c
     return head + "\n".join(body) + "\n" + _SCRIPT_TAIL
 
 
-def permitted_checks(divergence: Divergence) -> list[tuple[str, str | None]] | None:
-    """The answers the model permitted at the diverging step, as a script checks them: each a pattern of its kind
-    in `answer_words`' words and of its error text (None: any). None where the model did not list them, or where
-    words would say less than the model checked (a send's message id, a change's new deadline)."""
-    checks: list[tuple[str, str | None]] = []
+def permitted_checks(divergence: Divergence) -> list[tuple] | None:
+    """The answers the model permitted at the diverging step, as a script's `fits` reads them. None where the model
+    did not list them, or where the script's reading would say less than the model checked (a change's new
+    deadline, a receive count)."""
+    checks: list[tuple] = []
     for answer in divergence.permitted:
         if isinstance(answer, ErrorSpec):
-            checks.append((re.escape(f"error {answer.code}"), answer.pattern))
+            checks.append(("error", answer.code, answer.pattern))
         elif isinstance(answer, AnyBatchOk):
-            checks.append(("failed .*", None))
+            checks.append(("failed", None))
+        elif isinstance(answer, BatchOk) and divergence.entry is None:
+            checks.append(("failed", sorted(f"{f.id}:{f.code}" for f in answer.failed)))
         elif answer == Ok() or answer == ChangeOk() or isinstance(answer, BatchOk):
-            checks.append((re.escape(answer_words(answer)), None))
+            checks.append(("ok",))
+        elif isinstance(answer, ReceiveWithout):
+            checks.append(("without", list(answer.bodies)))
+        elif isinstance(answer, ReceiveSome):
+            checks.append(("count", answer.least, answer.most))
+        elif isinstance(answer, ReceiveInOrder):
+            checks.append(("in order", answer.group, [list(order) for order in answer.orders]))
+        elif isinstance(answer, ReceiveRepeated):
+            checks.append(("again", [list(pair) for pair in answer.pairs]))
+        elif isinstance(answer, SendOk):
+            checks.append(("sent", answer.message_id))
+        elif isinstance(answer, AttributeWithin):
+            checks.append(("attribute", answer.name, answer.low, answer.high, list(answer.values)))
         else:
             return None
     return checks or None
 
 
-def answer_words(response) -> str:
-    """A response in the words a RULE.py script reads a boto3 reply in (its `kind`)."""
+def answer_words(response, entry: str | None = None) -> str:
+    """A response in the words a RULE.py script reads a boto3 reply in (its `kind`): of the whole, or of one batch
+    entry's answer."""
+    if entry is not None and isinstance(response, BatchOk):
+        failed = [f.code for f in response.failed if f.id == entry]
+        return f"error {failed[0]}" if failed else "ok"
     if isinstance(response, Error):
         return f"error {response.code}"
     if isinstance(response, ReceiveOk):
@@ -262,8 +327,9 @@ def _code(value: Any) -> str:
     return repr(value)
 
 
-def _call_lines(step: Step) -> list[str]:
-    """The step as the script performs it: the very call the adapter makes (adapters/sqs_calls.py)."""
+def _call_lines(step: Step, remembers: bool = True) -> list[str]:
+    """The step as the script performs it: the very call the adapter makes (adapters/sqs_calls.py); unless it is
+    the diverging step, remembering the handles and message ids later steps are judged by."""
     op, label = step.op, f"step {step.index}:"
     try:
         call = sqs_call(op)
@@ -275,6 +341,10 @@ def _call_lines(step: Step) -> list[str]:
                 f"arns[{op.queue!r}] = sqs.get_queue_attributes(QueueUrl=queues[{op.queue!r}], "
                 "AttributeNames=['QueueArn'])['Attributes']['QueueArn']"]
     line = f"call({label!r}, {call.method!r}, {params})"
+    if not remembers:
+        return [line]
+    if isinstance(op, SendMessage) and isinstance(step.verdict.outcome.response, SendOk):
+        return [f"remember_sent({line}, {step.verdict.outcome.response.message_id!r})"]
     if isinstance(op, ReceiveMessage):
         response = step.verdict.outcome.response
         by_body = {m.body: m.receipt_handle for m in response.messages} if isinstance(response, ReceiveOk) else {}

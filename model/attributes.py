@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from model import errors
-from model.outcomes import Divergence, Effects, Outcome, Verdict, describe
+from model.outcomes import AttributeWithin, Divergence, Effects, Outcome, Verdict, describe
 from model.rules import ATTR_COUNTS, QATTR_LATER_RECEIVES, REDRIVE_DLQ, VIS_DEFAULT
 from model.settled import Settled, SurelyHidden
 from model.state import Hidden, Queue, Redrive, Setting
@@ -174,10 +174,12 @@ class AttributesExpectation:
         for name, (low, high) in self.bounds().items():
             value = as_int(observed.attributes.get(name))
             if value is None or not low <= value <= high:
-                problems.append(Divergence(self.rules, f"{name} in [{low}, {high}]", f"{name}={value}"))
+                problems.append(Divergence(self.rules, f"{name} in [{low}, {high}]", f"{name}={value}",
+                                           permitted=(AttributeWithin(name, low, high),)))
         for name, allowed in self.settings().items():
             setting = observed.attributes.get(name)
             if setting is not None and setting not in allowed:
                 rule_id = VIS_DEFAULT if name == "VisibilityTimeout" else QATTR_LATER_RECEIVES
-                problems.append(Divergence((rule_id,), f"{name} in {allowed}", f"{name}={setting}"))
+                problems.append(Divergence((rule_id,), f"{name} in {allowed}", f"{name}={setting}",
+                                           permitted=(AttributeWithin(name, values=tuple(allowed)),)))
         return Verdict(Outcome(observed, self.rules), tuple(problems))

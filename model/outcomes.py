@@ -93,11 +93,14 @@ class Divergence:
     expected: str
     observed: str
     message_ids: tuple[str, ...] = ()
-    # The whole answers the model permitted, where it lists them (an error with its text, a success of a kind):
-    # then the step diverged by answering none of them, and that is all a reproduction need check. Empty where the
-    # divergence is in what an answer holds or when it came (a receive's messages, a deadline), or stands on an
-    # earlier step: only the model, replaying the case, judges those.
+    # The answers the model permitted, where it lists them (an error with its text, a success of a kind, a receive
+    # without the message it returned): then the step diverged by answering none of them, and that is all a
+    # reproduction need check. Empty where the divergence is in an answer's details or when it came (a receive
+    # count, a long poll's moment, a deadline), or stands on an earlier step: only the model, replaying the case,
+    # judges those.
     permitted: tuple[Expected, ...] = ()
+    # The batch entry whose answer diverged (its `permitted` are that entry's), or None: the whole answer.
+    entry: str | None = None
 
     def __post_init__(self) -> None:
         if not self.rules:
@@ -191,6 +194,49 @@ ANY_BATCH_OK = AnyBatchOk()
 
 
 @dataclass(frozen=True)
+class ReceiveWithout:
+    """A permitted answer to a receive, as far as one divergence goes: any messages but these (by body)."""
+
+    bodies: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReceiveSome:
+    """A permitted answer to a receive, as far as one divergence goes: from `least` to `most` messages, any."""
+
+    least: int = 0
+    most: int | None = None
+
+
+@dataclass(frozen=True)
+class ReceiveInOrder:
+    """A permitted answer to a receive, as far as one divergence goes: the messages of FIFO group `group` it
+    returns (by body) are a prefix of one of `orders`."""
+
+    group: str
+    orders: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class ReceiveRepeated:
+    """A permitted answer to a repeated FIFO receive: the same messages (by body), under the same handles (the
+    model's names for them), in the same order."""
+
+    pairs: tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class AttributeWithin:
+    """A permitted answer to GetQueueAttributes, as far as one divergence goes: attribute `name` a whole number in
+    [low, high], or, with `values`, one of them."""
+
+    name: str
+    low: int = 0
+    high: int = 0
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ChangeOkWithin(ChangeOk):
     """The expected answer of a change that tells its new deadline (SMQ's NextVisibleTime): any from
     `next_visible_ms` to `latest_ms`, the deadline as of each instant the change may have taken effect at (under a
@@ -213,6 +259,8 @@ def describe(value: object) -> str:
         return f"ChangeOk with NextVisibleTime {value.next_visible_ms}..{value.latest_ms} ms"
     if isinstance(value, Error):
         return f"error {value.code} {value.message!r}"
+    if isinstance(value, SendOk):  # which message a send's answer names is what deduplication is about
+        return f"SendOk of {value.message_id}" if value.message_id is not None else "SendOk of a new message"
     return type(value).__name__
 
 
@@ -283,9 +331,9 @@ class Enumerated:
             return Verdict(_merge(matching), others=tuple(o for o in self.outcomes if id(o) not in matched))
         divergence = Divergence(
             rules=attribution(self.outcomes, observed),
-            expected=" or ".join(dict.fromkeys(describe(o.response) for o in self.outcomes)),
+            expected=" or ".join(dict.fromkeys(describe(_as_permitted(o)) for o in self.outcomes)),
             observed=describe(observed),
-            permitted=tuple(dict.fromkeys(o.response for o in self.outcomes)),
+            permitted=tuple(dict.fromkeys(_as_permitted(o) for o in self.outcomes)),
         )
         same_kind = [o for o in self.outcomes if isinstance(o.response, ErrorSpec) == isinstance(observed, Error)]
         adopted = _merge(same_kind) if same_kind else Outcome(observed, self.rules)
@@ -293,6 +341,15 @@ class Enumerated:
         # tell which message later answers are about: as inconsistent as an answer of the wrong kind.
         other_message = isinstance(observed, SendOk)
         return Verdict(adopted, (divergence,), consistent=bool(same_kind) and not other_message)
+
+
+def _as_permitted(outcome: Outcome) -> Expected:
+    """An outcome's answer as `Divergence.permitted` lists it: a send of a new message as SendOk(None), whatever
+    id the model minted for it."""
+    response = outcome.response
+    if isinstance(response, SendOk) and response.message_id in outcome.minted:
+        return SendOk(None)
+    return response
 
 
 _HANDLE_REJECTIONS = {"ReceiptHandleIsInvalid", "MessageNotExist"}
@@ -413,7 +470,7 @@ class BatchExpectation:
             verdict = expectation.check(_as_entry_response(response, expectation))
             parts.append((entry_id, verdict.outcome, response))
             # What one entry was permitted is not what the batch's answer was: the batch is judged entry by entry
-            entries = tuple(replace(d, permitted=()) for d in verdict.divergences)
+            entries = tuple(replace(d, entry=entry_id) for d in verdict.divergences)
             divergences.extend(self._named_after_others(entry_id, response, entries, observed))
             decided.update(verdict.decisive)
             consistent = consistent and verdict.consistent

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from model import errors
 from model.outcomes import (
-    Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, describe, response_matches, situated,
+    Divergence, Effects, Enumerated, Expectation, Outcome, ReceiveInOrder, ReceiveRepeated, ReceiveSome,
+    ReceiveWithout, Verdict, describe, response_matches, situated,
 )
 from model.rules import (
     DEL_REMOVES,
@@ -529,7 +530,8 @@ class ReceiveExpectation:
         if self.over_limit_permitted and response_matches(errors.over_limit(), observed, frozenset()):
             return Verdict(Outcome(observed, self.rules, at=self.at))
         if not isinstance(observed, ReceiveOk):
-            problem = Divergence(self._refusal_rules(observed), "ReceiveOk", describe(observed))
+            problem = Divergence(self._refusal_rules(observed), "ReceiveOk", describe(observed),
+                                 permitted=(ReceiveSome(),))
             return Verdict(Outcome(observed, self.rules, at=self.at), (problem,), consistent=False)
         if self.replay is not None and (not self.fresh or self._repeats(observed)):
             return self._check_replay(observed)
@@ -563,7 +565,8 @@ class ReceiveExpectation:
             returned.append((message, states))
         if over_max:
             problems.append(Divergence((RCV_MAX_MESSAGES,), f"at most {self.max_messages} messages",
-                                       f"{len(observed.messages)} messages"))
+                                       f"{len(observed.messages)} messages",
+                                       permitted=(ReceiveSome(most=self.max_messages),)))
         if self.queue.fifo:
             problems += self._check_group_order(in_order)
         if not observed.messages and self.long_poll:
@@ -591,7 +594,7 @@ class ReceiveExpectation:
             redriven = any(_dead_letter_queue_of(self.model, s.queue) == self.queue.name for s in message.states)
             whys = (REDRIVE_DLQ,) * redriven + tuple(r for s in message.states for r in s.why) or (DEL_REMOVES,)
             return [], Divergence(_dedupe(whys), "not returned: no longer in this queue",
-                                  f"returned {message.id}", (message.id,)), None
+                                  f"returned {message.id}", (message.id,), _without(message)), None
         fitting = [s for s in candidate.receivable if self._attributes_fit(s, got)]
         if fitting:
             return fitting, None, None
@@ -612,22 +615,22 @@ class ReceiveExpectation:
             # RCV-MAX-MESSAGES (checked on the whole answer); otherwise it skipped earlier messages of its group.
             problem = None if over_max else Divergence(
                 (FIFO_ORDER,), f"after at least {self.max_messages} messages of group {message.group_id or ''}",
-                f"returned at {self.at:.3f}", (message.id,))
+                f"returned at {self.at:.3f}", (message.id,), _without(message))
             return candidate.beyond, problem, None
         if candidate.blocked:
             group = message.group_id or ""
             problem = Divergence(self.blockers.get(group, (FIFO_GROUP_LOCK,)),
                                  f"held back behind an earlier message of group {group}",
-                                 f"returned at {self.at:.3f}", (message.id,))
+                                 f"returned at {self.at:.3f}", (message.id,), _without(message))
             return candidate.blocked, problem, None
         if candidate.due and not candidate.hidden:
             problem = Divergence((REDRIVE_DLQ,), "moved to the dead-letter queue", f"returned at {self.at:.3f}",
-                                 (message.id,))
+                                 (message.id,), _without(message))
             return candidate.due, problem, None
         states = candidate.hidden
         rules = _dedupe(tuple(r for s in states for r in s.why) + (RCV_HIDE,))
         expected = f"hidden until {min(s.visible_at for s in states):.3f}"
-        return states, Divergence(rules, expected, f"returned at {self.at:.3f}", (message.id,)), None
+        return states, Divergence(rules, expected, f"returned at {self.at:.3f}", (message.id,), _without(message)), None
 
     def _surely_moved(self, candidate: _Candidate) -> bool:
         group = candidate.message.group_id or ""
@@ -695,8 +698,9 @@ class ReceiveExpectation:
                     rules: tuple[str, ...] = (FIFO_ORDER,)
                 else:
                     rules = self.blockers.get(group_id, (FIFO_GROUP_LOCK,)) + (FIFO_ORDER,)
+                orders = tuple(tuple(self.model.messages[i].body for i in prefix) for prefix in prefixes)
                 problems.append(Divergence(_dedupe(rules), f"a prefix of {prefixes}", f"group {group_id}: {ids}",
-                                           tuple(ids)))
+                                           tuple(ids), (ReceiveInOrder(group_id, orders),)))
         return problems
 
     def _missed_by_long_poll(self) -> list[Divergence]:
@@ -724,7 +728,7 @@ class ReceiveExpectation:
                 applicable = self.model.profile.rule_ids
                 return [Divergence(tuple(r for r in rules if r in applicable),
                                    f"{candidate.message.id} returned (visible since {states[0].visible_at:.3f})",
-                                   "empty long poll", (candidate.message.id,))]
+                                   "empty long poll", (candidate.message.id,), (ReceiveSome(least=1),))]
         return []
 
     def _on_the_brink(self, states: tuple[MessageState, ...]) -> tuple[str, ...]:
@@ -788,8 +792,9 @@ class ReceiveExpectation:
         if self._repeats(observed):
             return Verdict(outcome)
         expected = _pairs(self.replay.messages)  # type: ignore[union-attr]
+        again = ReceiveRepeated(tuple((m.body, m.receipt_handle) for m in self.replay.messages))  # type: ignore
         return Verdict(outcome, (Divergence((FIFO_ATTEMPT_ID,), f"the same messages and handles {expected}",
-                                            f"{_pairs(observed.messages)}"),))
+                                            f"{_pairs(observed.messages)}", permitted=(again,)),))
 
     # --- the state after the receive ------------------------------------------------------------------------
 
@@ -924,6 +929,11 @@ def _counts(s: MessageState) -> set[int]:
     """The receive counts a receive may report: one more than before; after a redrive, perhaps counted afresh in
     the dead-letter queue (nothing records which, docs/evidence.md row 'receive-count' speaks of one queue)."""
     return {s.receive_count + 1} | ({s.receive_count - s.redrive_base + 1} if s.redrive_base is not None else set())
+
+
+def _without(message: Message) -> tuple[ReceiveWithout]:
+    """What a receive that returned a message it must not have was permitted, as far as that message goes."""
+    return (ReceiveWithout((message.body,)),)
 
 
 def _dedupe(rules: tuple[str, ...]) -> tuple[str, ...]:

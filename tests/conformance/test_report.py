@@ -3,12 +3,18 @@
 import io
 import sys
 from contextlib import redirect_stdout
+from unittest.mock import patch
 
 import pytest
 from moto import mock_aws
 
-from conformance.report import boto3_script, describe_finding
+from adapters.sqs_calls import CLIENT_OPTIONS
+from conformance.report import _SCRIPT_HEAD, answer_words, boto3_script, describe_finding, permitted_checks
 from conformance.runner import run
+from model.outcomes import (
+    AttributeWithin, Divergence, ReceiveInOrder, ReceiveRepeated, ReceiveSome, ReceiveWithout,
+)
+from model.values import BatchOk, EntryFailure, ErrorSpec
 from tests.conformance.planted import WrongMalformedHandleCode
 
 
@@ -40,8 +46,8 @@ def test_the_script_runs_against_an_endpoint_and_shows_the_answer(monkeypatch):
                                                "ReceiptHandleIsInvalid '")
     assert "(found: 'error InvalidParameterValue'" in printed.splitlines()[-1]
     # Where the model permitted another answer, moto's reproduces the divergence, and the script exits 1
-    as_found = script.replace("PERMITTED = [('error\\\\ ReceiptHandleIsInvalid'",
-                              "PERMITTED = [('error\\\\ SomethingElse'")
+    as_found = script.replace("PERMITTED = [('error', 'ReceiptHandleIsInvalid'",
+                              "PERMITTED = [('error', 'SomethingElse'")
     assert as_found != script
     output = io.StringIO()
     with mock_aws(), redirect_stdout(output), pytest.raises(SystemExit) as exited:
@@ -68,3 +74,63 @@ def test_a_timeline_of_several_queues_names_the_queue_on_each_row():
     assert [row.split()[1] for row in rows] == ["dlq:", "q:", "q:", "dlq:"]
     one = describe_finding(finding([CreateQueue("q", {}), SendMessage("q", "m1")]))
     assert "q: Send" not in one and "Send(m1)" in one
+
+
+def script_reading(divergence: Divergence) -> dict:
+    """The functions a RULE.py script reads its last answer with, as generated for this divergence."""
+    head = _SCRIPT_HEAD.format(rule_id="X", profile="sqs-standard", target="t", statement="", source="",
+                               expected="", observed="", filename="case.py", waits="", observed_kind="",
+                               expected_kind="", entry=divergence.entry, client_options=CLIENT_OPTIONS,
+                               permitted=permitted_checks(divergence), judged="")
+    names: dict = {"__name__": "case"}
+    with patch.object(sys, "argv", ["case.py"]):  # no endpoint: it only reads replies
+        exec(compile(head.removesuffix("try:\n"), "case.py", "exec"), names)
+    return names
+
+
+def received(*bodies: str, group: str = "g1") -> dict:
+    return {"Messages": [{"Body": b, "ReceiptHandle": f"h-{b}", "Attributes": {"MessageGroupId": group}}
+                         for b in bodies]}
+
+
+@pytest.mark.parametrize("permitted, reply, allowed", [
+    (ReceiveWithout(("m1",)), received("m1"), False),
+    (ReceiveWithout(("m1",)), received("m2", "m1", "m3"), False),
+    (ReceiveWithout(("m1",)), received("m10"), True),
+    (ReceiveWithout(("m1",)), {}, True),
+    (ReceiveSome(least=1), {}, False),
+    (ReceiveSome(least=1), received("m1"), True),
+    (ReceiveSome(most=2), received("m1", "m2"), True),
+    (ReceiveSome(most=2), received("m1", "m2", "m3"), False),
+    (ReceiveSome(), {"Error": {"Code": "OverLimit", "Message": "too many"}}, False),
+    (ReceiveInOrder("g1", (("m1", "m2"),)), received("m2"), False),
+    (ReceiveInOrder("g1", (("m1", "m2"),)), received("m1", "m2"), True),
+    (ReceiveInOrder("g1", (("m1", "m2"),)), received("m3", group="g2"), True),
+    (ReceiveRepeated((("m1", "rh-1"),)), received("m1"), True),
+    (ReceiveRepeated((("m1", "rh-1"),)), {}, False),
+    (ReceiveRepeated((("m1", "rh-2"),)), received("m1"), False),
+    (AttributeWithin("ApproximateNumberOfMessages", 0, 1), {"Attributes": {"ApproximateNumberOfMessages": "1"}}, True),
+    (AttributeWithin("ApproximateNumberOfMessages", 0, 0), {"Attributes": {"ApproximateNumberOfMessages": "1"}}, False),
+    (AttributeWithin("VisibilityTimeout", values=("30",)), {"Attributes": {"VisibilityTimeout": "31"}}, False),
+])
+def test_a_script_permits_every_answer_without_the_fault_and_none_with_it(permitted, reply, allowed):
+    """A receive that returned a message it had to hide or out of its group's order, an empty long poll, too many
+    messages, a repeat that is not one, a count out of its bounds: the script reads each as the model does."""
+    reading = script_reading(Divergence(("RCV-HIDE",), "hidden", "returned", permitted=(permitted,)))
+    reading["handles"].update({"rh-1": "h-m1"})
+    assert any(reading["fits"](answer, reply, "receive_message") for answer in reading["PERMITTED"]) is allowed
+
+
+def test_a_batch_entry_is_read_alone_where_the_divergence_is_in_it():
+    answer = BatchOk(("e1",), (EntryFailure("e0", "ReceiptHandleIsInvalid", "bad"),))
+    assert answer_words(answer, "e0") == "error ReceiptHandleIsInvalid"
+    assert answer_words(answer, "e1") == "ok"
+    assert answer_words(answer) == "failed e0:ReceiptHandleIsInvalid"
+    reading = script_reading(Divergence(("CMV-DELETED",), "e", "o", permitted=(ErrorSpec("InvalidParameterValue",
+                                                                                         "Value .+"),), entry="e0"))
+    reply = {"Successful": [{"Id": "e1"}], "Failed": [{"Id": "e0", "Code": "ReceiptHandleIsInvalid",
+                                                        "Message": "bad", "SenderFault": True}]}
+    assert reading["kind"](reply, "change_message_visibility_batch") == "error ReceiptHandleIsInvalid"
+    assert not reading["fits"](reading["PERMITTED"][0], reply, "change_message_visibility_batch")
+    reply["Failed"][0].update(Code="InvalidParameterValue", Message="Value x for parameter ReceiptHandle")
+    assert reading["fits"](reading["PERMITTED"][0], reply, "change_message_visibility_batch")
