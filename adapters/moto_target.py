@@ -2,7 +2,9 @@
 
 moto's long poll waits on a real condition variable and compares against the wall clock, so under a frozen
 clock it would never end. Here it is a discrete-event wait instead: the virtual clock jumps to the next moment
-something in the queue becomes visible (moto's own `visible_at`/`delayed_until`), or to the end of the poll.
+something in the queue becomes visible (moto's own `visible_at`/`delayed_until`), or to the end of the poll. Where
+the poll's last look changed the queue (it moved a message to the dead-letter queue, released a FIFO group) and
+messages are visible, moto's real wait returns at once and it looks again: so does this one.
 """
 
 from __future__ import annotations
@@ -94,12 +96,17 @@ class MotoTarget(SqsApiTarget):
         self._original_wait = queue_class.wait_for_messages
         clock = self.clock
         poll_end: dict[str, float] = {}
+        looked: dict[str, tuple[int, int]] = {}  # the queue as the poll's previous look left it
 
         def receive_message(backend, queue_name, count, wait_seconds_timeout, *args, **kwargs):
             poll_end["t"] = clock.now() + (wait_seconds_timeout or 0)
+            looked["queue"] = _as_left(backend.get_queue(queue_name))
             return self._original_receive(backend, queue_name, count, wait_seconds_timeout, *args, **kwargs)
 
         def wait_for_messages(queue, timeout):
+            before, looked["queue"] = looked.get("queue"), _as_left(queue)
+            if looked["queue"] != before and queue.messages:
+                return  # its look changed the queue, and some message is visible: moto looks again at once
             now_ms = clock.now() * 1000 + EPOCH.timestamp() * 1000
             upcoming = [t for m in queue._messages for t in (m.visible_at, m.delayed_until) if t and t >= now_ms]
             end = poll_end.get("t", clock.now()) + _POLL_SLACK
@@ -120,3 +127,9 @@ class MotoTarget(SqsApiTarget):
             self._mock.stop()
             self._travel.stop()
             MotoTarget._open.release()
+
+
+def _as_left(queue) -> tuple[int, int]:
+    """What a look of moto's receive may change in a queue it returns nothing from: the messages it holds (some
+    moved to the dead-letter queue), the ones pending (a FIFO group released)."""
+    return len(queue._messages), len(queue.pending_messages)

@@ -8,7 +8,7 @@ from adapters.base import normalise_error
 from adapters.moto_target import MotoTarget
 from adapters.sqs_api import error_code
 from model.values import (
-    ChangeMessageVisibility, CreateQueue, ReceiveMessage, ReceiveOk, SendMessage,
+    ChangeMessageVisibility, CreateQueue, GetQueueAttributes, ReceiveMessage, ReceiveOk, SendMessage,
 )
 
 
@@ -55,6 +55,23 @@ def test_moto_long_poll_is_a_discrete_event_wait_on_the_virtual_clock(moto):
     got = moto.execute(ReceiveMessage("q", max_messages=1, wait_time_seconds=20))
     assert len(got.messages) == 1 and moto.clock.now() == pytest.approx(60, abs=0.01)  # as soon as it reappeared
     assert got.messages[0].receive_count == 2 and got.messages[0].first_receive_ms == 0
+
+
+def test_moto_long_poll_looks_again_at_once_where_its_look_changed_the_queue(moto):
+    """moto's FIFO receive skips a visible message whose group another pending message holds, then releases the
+    group and moves that one to the dead-letter queue: on a real clock its wait returns at once (messages are
+    visible) and its next look moves the first too. The virtual wait must not jump over that look."""
+    moto.execute(CreateQueue("dlq", {"FifoQueue": "true"}))
+    moto.execute(CreateQueue("q", {"FifoQueue": "true",
+                                   "RedrivePolicy": {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 1}}))
+    for body in ("m1", "m2"):
+        moto.execute(SendMessage("q", body, group_id="g1", dedup_id=body))
+    assert len(moto.execute(ReceiveMessage("q", max_messages=10, visibility_timeout=1)).messages) == 2
+    moto.clock.advance(2)
+    assert moto.execute(ReceiveMessage("q", max_messages=10, wait_time_seconds=1)) == ReceiveOk(())
+    counts = moto.execute(GetQueueAttributes("q")).attributes
+    assert (counts["ApproximateNumberOfMessages"], counts["ApproximateNumberOfMessagesNotVisible"]) == ("0", "0")
+    assert moto.execute(GetQueueAttributes("dlq")).attributes["ApproximateNumberOfMessages"] == "2"
 
 
 def test_only_one_moto_target_per_process(moto):
