@@ -1,7 +1,7 @@
 """A run's minimal case of each rule: the least, in the order the reports use too (`MINIMAL_CASE_ORDER`), of every
 case that showed the rule's divergence, whichever way it was played (witnesses, search, shrinking, trimming) and in
-whichever job. So `run`, its findings and the report show the same case for a rule: the fewest steps, then one a
-real clock replays before one only exact time shows, then the least waiting, then the first seen."""
+whichever job. So `run`, its findings and the report show the same case for a rule: one a real clock replays before
+one only exact time shows, then the fewest steps, then the least waiting, then the first seen."""
 
 from __future__ import annotations
 

@@ -314,8 +314,8 @@ def _forms_a_real_clock_replays(result: RunResult, target: Target, run_id: str, 
     """On a virtual clock waiting is free and time exact: a finding may wait hours (a 12-hour ceiling reached by
     waiting for it), or stand on a margin only exact time keeps (1.5 s between a send and a receive), and neither
     is one `confirm` or RULE.py on a real clock can replay. For each rule whose minimal case is so, its witnesses
-    paced for a real clock are played too (free here): one that shows the same divergence in as few steps becomes
-    the minimal case (MINIMAL_CASE_ORDER)."""
+    paced for a real clock are played too (free here): one that shows the same divergence on a real clock's timing
+    becomes the minimal case (MINIMAL_CASE_ORDER)."""
     from conformance import witnesses
     from conformance.witness_replay import Replayed, replay_case
 

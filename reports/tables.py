@@ -55,8 +55,9 @@ def matrix(steps: DataFrame) -> DataFrame:
 def divergences(steps: DataFrame, files: DataFrame) -> DataFrame:
     """One row per distinct divergence (target, version, profile, rule): when it was first and last seen, in
     how many runs, and a pointer to its minimal case: the one the run's finding holds, picked in the same order
-    (`MINIMAL_CASE_ORDER`: the fewest steps, the least waiting, the first seen) among the steps that reported it
-    (not those `behind` another divergence, which report nothing). `files` names the file of each `source`."""
+    (`MINIMAL_CASE_ORDER`: one a real clock replays, the fewest steps, the least waiting, the first seen) among the
+    steps that reported it (not those `behind` another divergence, which report nothing). `files` names the file of
+    each `source`."""
     case = ["source", "run_id", "case"]
     seen = (steps.where((F.size("divergences") > 0) & (F.col("verdict") != "behind"))
             .select(*TARGET, *case, *MINIMAL_CASE_ORDER, F.explode("divergences").alias("d"))

@@ -56,10 +56,11 @@ NAMES = tuple(f.name for f in FIELDS)
 REQUIRED = tuple(f.name for f in FIELDS if f.required)
 VERDICTS = ("ok", "note", "unknown", "divergence", "behind")
 # A rule's minimal case, wherever one is picked (the run's findings, the report's divergences): among the steps that
-# reported its divergence (not `behind` another's), the least of these fields, in this order: the fewest steps up
-# to it; then one a real clock's timing would still show before one only exact (virtual) time shows; then the
-# least time in the case before it (its waits, on a virtual clock nothing else); then the first seen.
-MINIMAL_CASE_ORDER = ("step", "exact_timing_only", "invoke", "invoke_wall")
+# reported its divergence (not `behind` another's), the least of these fields, in this order: one a real clock's
+# timing would still show before one only exact (virtual) time shows, as `confirm` and RULE.py replay on a real
+# clock; then the fewest steps up to it; then the least time in the case before it (its waits, on a virtual clock
+# nothing else); then the first seen.
+MINIMAL_CASE_ORDER = ("exact_timing_only", "step", "invoke", "invoke_wall")
 
 # --- the columnar copy ------------------------------------------------------------------------------------------
 # A run also writes its trace as Parquet (conformance/trace.py), which the reports job reads instead of parsing the

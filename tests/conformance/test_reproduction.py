@@ -89,8 +89,6 @@ def test_every_script_agrees_with_confirm(findings, endpoints, where, reproduced
 
 
 def test_every_finding_of_a_virtual_clock_run_replays_on_a_real_clock_within_a_minute(endpoints, profile, tmp_path):
-    if profile != "sqs-standard":
-        pytest.skip("the README's moto table is sqs-standard's; two sqs-fifo cases do not replay yet (issue 44's note)")
     """On moto in-process, waiting is free and time exact; its findings are still ones a real clock replays: those
     a real clock's timing would show first, then the least waiting among the shortest, so `confirm` against moto's
     server (a real clock) reproduces each, in seconds."""
@@ -98,12 +96,13 @@ def test_every_finding_of_a_virtual_clock_run_replays_on_a_real_clock_within_a_m
 
     target = MotoTarget()
     try:
-        result = run(target, "sqs-standard", seed=1, search=False)
+        result = run(target, profile, seed=1, search=False)
     finally:
         target.close()
     found = write_findings(result, tmp_path)
     cases = sorted(found.glob("*.json"))
-    assert len(cases) >= 10 and "VIS-CEILING-FROM-RECEIVE.json" in [c.name for c in cases]
+    assert len(cases) >= 5
+    assert profile == "sqs-fifo" or "VIS-CEILING-FROM-RECEIVE.json" in [c.name for c in cases]
     assert {c.stem: FoundCase.load(c).waiting for c in cases if FoundCase.load(c).waiting >= 60} == {}
     with ThreadPoolExecutor(4) as pool:
         confirmed = dict(zip([c.stem for c in cases], pool.map(lambda c: confirm_says(c, endpoints["moto"]), cases),
