@@ -8,8 +8,8 @@ from abc import ABC, abstractmethod
 from typing import Protocol
 from collections.abc import Callable
 
-from adapters import interrupt
-from model.values import Error, Operation, Response
+from sqs_conformance.adapters import interrupt
+from sqs_conformance.model.values import Error, Operation, Response
 
 
 class TargetError(Exception):

@@ -14,8 +14,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from adapters.base import TargetError
-from adapters.servers import FakeTime, LocalServer, free_port
+from sqs_conformance.adapters.base import TargetError
+from sqs_conformance.adapters.servers import FakeTime, LocalServer, free_port
 
 EMULATORS_HOME = Path(".sqs-conformance") / "emulators"
 NODE_LAUNCHER = Path(__file__).parent / "launchers" / "node_emulator.mjs"

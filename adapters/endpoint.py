@@ -12,15 +12,15 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import boto3
 import botocore.exceptions
 from botocore.config import Config
 
-from adapters import interrupt
-from adapters.base import RealClock, ShiftedClock, TargetError, redact
-from adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget, queue_url_parts, worth_another_try
+from sqs_conformance.adapters import interrupt
+from sqs_conformance.adapters.base import RealClock, ShiftedClock, TargetError, redact
+from sqs_conformance.adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget, queue_url_parts, worth_another_try
 
 RUN_TAG = "sqs-conformance-run"
 QUEUE_PREFIX = "sqsconf-"
@@ -81,16 +81,25 @@ class RequestBudget:
             self.spent += 1
 
 
+class _Connection(NamedTuple):
+    """What a second connection to the same service is made with."""
+
+    endpoint_url: str | None
+    region: str | None
+    aws_profile: str | None
+    local_credentials: bool
+
+
 class EndpointTarget(SqsApiTarget):
     profiles = frozenset({"sqs-standard", "sqs-fifo"})
+    clock: RealClock
 
     def __init__(self, *, endpoint_url: str | None = None, region: str | None = None,
                  aws_profile: str | None = None, max_requests: int | None = None, tolerance: float | None = None,
                  version: str = "unknown", local_credentials: bool = False, budget: RequestBudget | None = None,
                  clock: RealClock | None = None, session: boto3.Session | None = None) -> None:
         kind = "aws" if endpoint_url is None else "endpoint"
-        self._connection = {"endpoint_url": endpoint_url, "region": region, "aws_profile": aws_profile,
-                            "local_credentials": local_credentials}
+        self._connection = _Connection(endpoint_url, region, aws_profile, local_credentials)
         self.run_tag = uuid.uuid4().hex[:10]
         self.budget = budget or RequestBudget(max_requests)
         self._enforce_budget = True
@@ -129,7 +138,7 @@ class EndpointTarget(SqsApiTarget):
         name in the trace. It owns nothing it did not create (a server stays with this target)."""
         # The same session: its loaded service model makes a new client ten times cheaper (clients are made here,
         # one at a time; each is then used by one job).
-        other = EndpointTarget(**self._connection, tolerance=self.tolerance, version=self._version,
+        other = EndpointTarget(**self._connection._asdict(), tolerance=self.tolerance, version=self._version,
                                budget=self.budget, session=self.session)
         other.name = self.name
         return other
@@ -188,8 +197,8 @@ class EmulatorTarget(EndpointTarget):
     def __init__(self, emulator_name: str = "moto-server", *, max_requests: int | None = None,
                  tolerance: float | None = None, time_travel: bool = False, fifo: bool = False,
                  say=lambda message: None) -> None:
-        from adapters import emulators
-        from adapters.servers import FakeTime
+        from sqs_conformance.adapters import emulators
+        from sqs_conformance.adapters.servers import FakeTime
 
         emu = emulators.emulator(emulator_name)
         self.faketime = FakeTime(Path(".sqs-conformance") / "faketime") if time_travel else None

@@ -20,12 +20,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-from typing import Any
+from typing import IO, Any, cast
+from collections.abc import Callable
 
-from adapters.base import ProfileNotSpoken, Target, TargetError, Unsupported, VirtualClock
-from model.codec import decode, encode
-from model.profiles import PROFILES
-from model.values import Operation, Response
+from sqs_conformance.adapters.base import ProfileNotSpoken, Target, TargetError, Unsupported, VirtualClock
+from sqs_conformance.model.codec import decode, encode
+from sqs_conformance.model.profiles import PROFILES
+from sqs_conformance.model.values import Operation, Response
 
 PROTOCOL = 1
 ANSWER_TIMEOUT = 30.0  # seconds a process may take to answer one request
@@ -52,7 +53,7 @@ def python_target(spec: str, profile: str) -> Target:
         raise ProfileNotSpoken(f"--target {spec!r}: {class_name} speaks {', '.join(sorted(declared))}, "
                                f"not {profile}")
     try:
-        target = cls(profile)
+        target = cast(Callable[[str], Target], cls)(profile)  # an in-house target is made from the profile name
     except Exception as error:  # the team's code: whatever it raises, the user gets one line
         raise TargetError(f"--target {spec!r}: {class_name}({profile!r}) failed: {error}") from None
     if target.clock.kind != "virtual":
@@ -108,10 +109,14 @@ def _innermost_frame(error: BaseException) -> str:
 class ProcessTarget(Target):
     """A queue behind a program that speaks the suite's JSON-lines protocol, started and stopped by the suite."""
 
+    clock: VirtualClock
+    process: subprocess.Popen[str]
+
     def __init__(self, command: str, profile: str) -> None:
         argv = shlex.split(command)
         if not argv:
             raise TargetError("--target process: needs a command, e.g. 'process:node queue.mjs'")
+        self._argv = argv
         self.clock = VirtualClock()
         # Its stderr goes to a file, not a pipe: a program that logs a lot would fill a pipe nobody reads and
         # stall; the file gives its last words when it exits.
@@ -156,7 +161,7 @@ class ProcessTarget(Target):
     def close(self) -> None:
         if self.process.poll() is None:
             try:
-                self.process.stdin.close()  # the protocol's end: the program exits
+                _pipe(self.process.stdin).close()  # the protocol's end: the program exits
                 self.process.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 try:
@@ -169,8 +174,9 @@ class ProcessTarget(Target):
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         """Send one request; the answer, checked against the protocol, with its `response` decoded."""
         try:
-            self.process.stdin.write(json.dumps(request) + "\n")
-            self.process.stdin.flush()
+            stdin = _pipe(self.process.stdin)
+            stdin.write(json.dumps(request) + "\n")
+            stdin.flush()
         except OSError:
             raise TargetError(f"{self._who()} exited: {self._last_words()}") from None
         line = _read_line(self.process, ANSWER_TIMEOUT)
@@ -189,7 +195,7 @@ class ProcessTarget(Target):
         return answer
 
     def _who(self) -> str:
-        return getattr(self, "name", None) or self.process.args[0]
+        return getattr(self, "name", None) or self._argv[0]
 
     def _last_words(self) -> str:
         self.process.wait(timeout=5)
@@ -198,10 +204,17 @@ class ProcessTarget(Target):
         return lines[-1] if lines else f"exit code {self.process.returncode}"
 
 
-def _read_line(process: subprocess.Popen, timeout: float) -> str | None:
+def _read_line(process: subprocess.Popen[str], timeout: float) -> str | None:
     """One line of the program's output: "" at its end, None if nothing came within `timeout` seconds."""
+    stdout = _pipe(process.stdout)
     with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
+        selector.register(stdout, selectors.EVENT_READ)
         if not selector.select(timeout):
             return None
-    return process.stdout.readline()
+    return stdout.readline()
+
+
+def _pipe(stream: IO[str] | None) -> IO[str]:
+    """A pipe the program was started with (stdin and stdout are always piped)."""
+    assert stream is not None
+    return stream

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from functools import cache
 
-from adapters.base import Target, Unsupported, VirtualClock
-from model import Model, ModelUsageError
-from model.profiles import PROFILES, Profile
-from model.values import Operation, Response
+from sqs_conformance.adapters.base import Target, Unsupported, VirtualClock
+from sqs_conformance.model import Model, ModelUsageError
+from sqs_conformance.model.profiles import PROFILES, Profile
+from sqs_conformance.model.values import Operation, Response
 
 
 class ModelTarget(Target):
+    clock: VirtualClock
+
     def __init__(self, profile: Profile | str = "sqs-standard") -> None:
         self._profile = profile
         self.model = Model(profile)

@@ -16,8 +16,8 @@ import uuid
 import boto3
 import time_machine
 
-from adapters.base import TargetError, VirtualClock
-from adapters.sqs_api import CLIENT_CONFIG, SqsApiTarget, queue_url_parts
+from sqs_conformance.adapters.base import TargetError, VirtualClock
+from sqs_conformance.adapters.sqs_api import CLIENT_CONFIG, SqsApiTarget, queue_url_parts
 
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)  # the virtual clock's zero
 REGION = "us-east-1"
@@ -28,7 +28,7 @@ _POLL_SLACK = 0.001  # moto ends a long poll once its clock is strictly past the
 class MotoClock(VirtualClock):
     """A virtual clock that also moves the process's faked wall clock, which moto reads."""
 
-    def __init__(self, traveller: time_machine.Coordinates) -> None:
+    def __init__(self, traveller: time_machine.Traveller) -> None:
         super().__init__()
         self._traveller = traveller
 
@@ -115,15 +115,16 @@ class MotoTarget(SqsApiTarget):
                 end = min(end, (min(upcoming) + 1) / 1000 - EPOCH.timestamp())
             clock.advance_to(max(end, clock.now() + 0.001))
 
-        backend_class.receive_message = receive_message
-        queue_class.wait_for_messages = wait_for_messages
+        # moto's own methods replaced for the target's life (and restored by `close`): the patch is the point
+        backend_class.receive_message = receive_message  # type: ignore[method-assign,assignment]
+        queue_class.wait_for_messages = wait_for_messages  # type: ignore[method-assign]
 
     def close(self) -> None:
         try:
             super().close()
         finally:
-            self._models.SQSBackend.receive_message = self._original_receive
-            self._models.Queue.wait_for_messages = self._original_wait
+            self._models.SQSBackend.receive_message = self._original_receive  # type: ignore[method-assign]
+            self._models.Queue.wait_for_messages = self._original_wait  # type: ignore[method-assign]
             self._mock.stop()
             self._travel.stop()
             MotoTarget._open.release()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from adapters.base import Target, TargetError
+from sqs_conformance.adapters.base import Target, TargetError
 
-from adapters.emulators import EMULATORS
+from sqs_conformance.adapters.emulators import EMULATORS
 
 TIME_TRAVEL = ":faketime"
 
@@ -49,32 +49,32 @@ def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOpti
                 ) -> Target:
     kind = spec.split(":", 1)[0]
     if kind == "model":
-        from adapters.model_target import ModelTarget
+        from sqs_conformance.adapters.model_target import ModelTarget
 
         return ModelTarget(profile)
     if kind == "moto":
-        from adapters.moto_target import MotoTarget
+        from sqs_conformance.adapters.moto_target import MotoTarget
 
         return MotoTarget()
     if kind == "python":
-        from adapters.inhouse import python_target
+        from sqs_conformance.adapters.inhouse import python_target
 
         return python_target(spec, profile)
     if kind == "process":
-        from adapters.inhouse import ProcessTarget
+        from sqs_conformance.adapters.inhouse import ProcessTarget
 
         return ProcessTarget(spec.partition(":")[2], profile)
     if kind in EMULATORS:
-        from adapters.endpoint import EmulatorTarget
+        from sqs_conformance.adapters.endpoint import EmulatorTarget
 
         if not is_known(spec):
             raise TargetError(f"unknown target {spec!r}: {kind} or {kind}{TIME_TRAVEL}")
-        from model.profiles import get_profile
+        from sqs_conformance.model.profiles import get_profile
 
         return EmulatorTarget(kind, max_requests=options.max_requests, tolerance=options.tolerance,
                               time_travel=spec.endswith(TIME_TRAVEL), fifo=get_profile(profile).fifo, say=say)
     if kind == "endpoint":
-        from adapters.endpoint import EndpointTarget
+        from sqs_conformance.adapters.endpoint import EndpointTarget
 
         if not options.endpoint_url:
             raise TargetError("--target endpoint needs --endpoint-url (e.g. http://127.0.0.1:4566)")
@@ -82,7 +82,7 @@ def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOpti
                               aws_profile=options.aws_profile, max_requests=options.max_requests,
                               tolerance=options.tolerance)
     if kind == "aws":
-        from adapters.endpoint import EndpointTarget
+        from sqs_conformance.adapters.endpoint import EndpointTarget
 
         if not options.allow_real_aws:
             raise TargetError("--target aws creates and deletes queues in a real AWS account and costs money: "

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from adapters.base import TargetError
+from sqs_conformance.adapters.base import TargetError
 
 
 def free_port() -> int:
@@ -73,7 +73,7 @@ class LocalServer:
                 except ProcessLookupError:
                     pass
                 self.process.wait(timeout=10)
-        if self._log is not subprocess.DEVNULL:
+        if not isinstance(self._log, int):  # DEVNULL is a number, a log file an open file
             self._log.close()
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)

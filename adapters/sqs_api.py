@@ -17,10 +17,10 @@ from collections.abc import Callable
 import botocore.exceptions
 from botocore.config import Config
 
-from adapters import interrupt
-from adapters.base import Clock, Target, TargetError, normalise_error, redact
-from adapters.sqs_calls import CLIENT_OPTIONS, QueueName, QueueUrl, RedrivePolicy, resolve, sqs_call
-from model.values import (
+from sqs_conformance.adapters import interrupt
+from sqs_conformance.adapters.base import Clock, Target, TargetError, normalise_error, redact
+from sqs_conformance.adapters.sqs_calls import CLIENT_OPTIONS, QueueName, QueueUrl, RedrivePolicy, resolve, sqs_call
+from sqs_conformance.model.values import (
     AttributesOk, BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue,
     DeleteMessageBatch, EntryFailure, GetQueueAttributes, Ok, Operation, ReceivedMessage, ReceiveMessage, ReceiveOk,
     Response, SendMessage, SendOk, Unknown,

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.base import Unsupported
-from model.values import (
+from sqs_conformance.adapters.base import Unsupported
+from sqs_conformance.model.values import (
     ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage, DeleteMessageBatch,
     GetQueueAttributes, Operation, PurgeQueue, ReceiveMessage, SendMessage, SetQueueAttributes,
 )

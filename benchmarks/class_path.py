@@ -26,20 +26,20 @@ from statistics import mean
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.pipeline import corpus  # noqa: E402
-from reports.class_path import BUSIEST_JARS, artifact, busiest_first, spark_jars  # noqa: E402
+from sqs_conformance.reports.class_path import BUSIEST_JARS, artifact, busiest_first, spark_jars  # noqa: E402
 
 # One cold report in this process: the session (its class path the job's, or Spark's own) and the job; prints its
 # seconds as JSON.
 ONE_REPORT = """
 import json, sys, time
 start = time.perf_counter()
-import reports.spark
+from sqs_conformance.reports import spark as reports_spark
 if sys.argv[4] == "plain":
-    reports.spark.driver_class_path = lambda: ""
-from reports.job import build
-from reports.workload import session_options
+    reports_spark.driver_class_path = lambda: ""
+from sqs_conformance.reports.job import build
+from sqs_conformance.reports.workload import session_options
 traces, out, master = [sys.argv[1]], sys.argv[2], sys.argv[3]
-spark = reports.spark.session(master, None, **session_options(traces, out))  # as `report` starts it
+spark = reports_spark.session(master, None, **session_options(traces, out))  # as `report` starts it
 started = time.perf_counter()
 build(spark, traces, out)
 print(json.dumps({"session": started - start, "total": time.perf_counter() - start}))

@@ -18,13 +18,13 @@ import os
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+from tests.cli import SQS_CONFORMANCE
 
 ROOT = Path(__file__).resolve().parent.parent
-RUN = [sys.executable, "-m", "conformance", "run", "--target", "moto-server", "--jobs", "8"]
+RUN = [*SQS_CONFORMANCE, "run", "--target", "moto-server", "--jobs", "8"]
 
 
 def seconds_to_stop(out: Path, steps: int) -> tuple[float, int]:
@@ -57,7 +57,7 @@ def main() -> None:
     if args.trials < 1 or args.budget <= 0 or args.steps < 1:
         parser.error("--trials and --steps take a whole number of at least 1, --budget a positive number")
     with tempfile.TemporaryDirectory() as tmp:
-        startup = min(seconds_of([sys.executable, "-m", "conformance", "--version"]) for _ in range(3))
+        startup = min(seconds_of([*SQS_CONFORMANCE, "--version"]) for _ in range(3))
         stops = []
         for trial in range(args.trials):
             seconds, code = seconds_to_stop(Path(tmp) / f"stop{trial}", args.steps)

@@ -11,10 +11,10 @@ its ratio to the witnesses-only run (the baseline of this session), and what the
 from __future__ import annotations
 
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+from tests.cli import SQS_CONFORMANCE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,7 +23,7 @@ def timed(*args: str) -> tuple[float, int, str, float | None]:
     """Wall seconds, exit code and last line of `run --target moto ARGS`, and the seconds from the run's results
     (its table) to the report's line: what the report adds after the run (None without a report)."""
     start = time.perf_counter()
-    command = [sys.executable, "-m", "conformance", "run", "--target", "moto", *args]
+    command = [*SQS_CONFORMANCE, "run", "--target", "moto", *args]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT) as done:
         assert done.stdout is not None
         lines, results_at, report_at = [], None, None

@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance.translate import IdMap  # noqa: E402
-from model import Model  # noqa: E402
-from model.profiles import get_profile  # noqa: E402
-from model.values import (  # noqa: E402
+from sqs_conformance.conformance.translate import IdMap  # noqa: E402
+from sqs_conformance.model import Model  # noqa: E402
+from sqs_conformance.model.profiles import get_profile  # noqa: E402
+from sqs_conformance.model.values import (  # noqa: E402
     ChangeMessageVisibility, CreateQueue, DeleteMessage, GetQueueAttributes, ReceiveMessage, SendMessage,
 )
 

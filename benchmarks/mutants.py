@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance.runner import DEFAULT_BUDGET, run  # noqa: E402
+from sqs_conformance.conformance.runner import DEFAULT_BUDGET, run  # noqa: E402
 
 
 # Designs whose mutants were written beside the witnesses that kill them (the suite's tuning), and designs
@@ -39,10 +39,10 @@ DEFAULT_EXAMPLES, SEARCH_ONLY_EXAMPLES = 30, 100  # a search round's examples: t
 
 def designs() -> dict[str, list[tuple[str, str, object]]]:
     """Per design: (name, profile, a factory of the target) for each mutant."""
-    from adapters.eventlogq import mutants as eventlogq
-    from adapters.examples import mutants as example
-    from adapters.redisq import mutants as redisq
-    from adapters.sqliteq import mutants as sqliteq
+    from benchmarks.reference_designs.eventlogq import mutants as eventlogq
+    from benchmarks.reference_designs import example_mutants as example
+    from benchmarks.reference_designs.redisq import mutants as redisq
+    from benchmarks.reference_designs.sqliteq import mutants as sqliteq
 
     return {
         "redisq": [(m.name, m.profile, m.target) for m in redisq.MUTANTS],
@@ -74,7 +74,7 @@ def main() -> None:
         sys.exit(f"no such mutant; known: {', '.join(m[0] for m in catalogue)}")
     server = None
     if args.design == "redisq" and "SQS_CONFORMANCE_REDIS_URL" not in os.environ:
-        from adapters.redisq.server import start_redis
+        from benchmarks.reference_designs.redisq.server import start_redis
 
         server = start_redis()
         os.environ["SQS_CONFORMANCE_REDIS_URL"] = f"redis://127.0.0.1:{server.port}/0"
@@ -85,7 +85,7 @@ def main() -> None:
             measure(chosen, args.examples or DEFAULT_EXAMPLES, args.seed, args.shrink_seconds,
                     search=not args.witnesses_only)
         if args.design == "example" and not args.mutant:
-            from adapters.examples.mutants import EQUIVALENT
+            from benchmarks.reference_designs.example_mutants import EQUIVALENT
 
             for mutant, why in EQUIVALENT.items():
                 print(f"not counted, equivalent to what the documents permit: {mutant.__name__} ({why})")

@@ -33,9 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance.trace import TraceWriter  # noqa: E402
-from model.rules import rules_for  # noqa: E402
-from reports.trace_format import COLUMNS_FOLDER  # noqa: E402
+from sqs_conformance.conformance.trace import TraceWriter  # noqa: E402
+from sqs_conformance.model.rules import rules_for  # noqa: E402
+from sqs_conformance.reports.trace_format import COLUMNS_FOLDER  # noqa: E402
+from tests.cli import SQS_CONFORMANCE
 
 AGAIN = 6  # runs of the job again in the warm session after its first on a corpus (the JIT takes some)
 TARGETS = [("moto", "5.2.1", "virtual"), ("localstack", "4.13.1", "shifted"), ("aws", "", "real")]
@@ -81,7 +82,7 @@ def corpus(folder: Path, events: int, files: int, seed: int = 1, columnar: bool 
 
 
 def end_to_end(folder: Path, out: Path, master: str | None, archive: Path | None = None) -> float:
-    command = [sys.executable, "-m", "conformance", "report", str(folder), "--out", str(out)]
+    command = [*SQS_CONFORMANCE, "report", str(folder), "--out", str(out)]
     if master:
         command += ["--master", master]
     if archive:
@@ -94,7 +95,7 @@ def end_to_end(folder: Path, out: Path, master: str | None, archive: Path | None
 
 
 def steady(spark, folder: Path, out: Path, phases: dict[str, float] | None = None) -> float:
-    from reports.job import build
+    from sqs_conformance.reports.job import build
 
     start = time.perf_counter()
     build(spark, [str(folder)], str(out), phases)
@@ -237,7 +238,7 @@ def main() -> None:
         import duckdb  # noqa: F401
     except ImportError:
         sys.exit("the baseline needs DuckDB: pip install -e '.[bench]'")
-    from reports.spark import session
+    from sqs_conformance.reports.spark import session
 
     spark = session(args.master)
     work = Path(tempfile.mkdtemp(prefix="pipeline-bench-"))

@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from adapters.registry import close_all, make_targets  # noqa: E402
-from conformance.runner import run, unreachable  # noqa: E402
-from model.rules import rules_for  # noqa: E402
+from sqs_conformance.adapters.registry import close_all, make_targets  # noqa: E402
+from sqs_conformance.conformance.runner import run, unreachable  # noqa: E402
+from sqs_conformance.model.rules import rules_for  # noqa: E402
 
 
 def timed(profile: str, jobs: int, examples: int, out: Path) -> tuple[float, int, int, int, int]:

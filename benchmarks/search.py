@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hypothesis import Phase  # noqa: E402
 
-from adapters.moto_target import MotoTarget  # noqa: E402
-from conformance import runner  # noqa: E402
+from sqs_conformance.adapters.moto_target import MotoTarget  # noqa: E402
+from sqs_conformance.conformance import runner  # noqa: E402
 
 WAYS = ("with explain", "now")
 TRACER_MIX = ["SendMessage", "ReceiveMessage", "ChangeMessageVisibility", "DeleteMessage", "GetQueueAttributes"]

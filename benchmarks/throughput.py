@@ -37,12 +37,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from botocore.exceptions import ClientError  # noqa: E402
 
-from adapters.model_target import ModelTarget  # noqa: E402
-from adapters.moto_target import MotoTarget  # noqa: E402
-from conformance.runner import RUN_COLLECTION_THRESHOLD, run  # noqa: E402
-from conformance.session import Session  # noqa: E402
-from conformance.trace import read_trace  # noqa: E402
-from model.rules import CATALOGUE  # noqa: E402
+from sqs_conformance.adapters.model_target import ModelTarget  # noqa: E402
+from sqs_conformance.adapters.moto_target import MotoTarget  # noqa: E402
+from sqs_conformance.conformance.runner import RUN_COLLECTION_THRESHOLD, run  # noqa: E402
+from sqs_conformance.conformance.session import Session  # noqa: E402
+from sqs_conformance.conformance.trace import read_trace  # noqa: E402
+from sqs_conformance.model.rules import CATALOGUE  # noqa: E402
 
 
 class Stopwatch:
@@ -168,7 +168,7 @@ def own_loop_floor(rules: int, steps_per_case: int, cases: int) -> float:
     draw, conformance/hypothesis_hooks.py) and does nothing. What driving its own steps would cost the suite."""
     from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
-    from conformance.hypothesis_hooks import QuickDraws
+    from sqs_conformance.conformance.hypothesis_hooks import QuickDraws
 
     which, going_on = st.integers(0, rules - 1), st.booleans()
     steps = [0]
@@ -193,7 +193,7 @@ def draw_costs(cases: int = 300, draws: int = 4) -> tuple[float, float]:
     conformance/hypothesis_hooks.py), the two alternating within each case of one test."""
     from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
-    from conformance.hypothesis_hooks import QuickDraws
+    from sqs_conformance.conformance.hypothesis_hooks import QuickDraws
 
     small = st.integers(0, 9)
     spent = [0.0, 0.0]
@@ -478,7 +478,7 @@ def main() -> None:
         replay_rate = statistics.median(r.replay_rate for r in rounds)
         steps, cases = first.steps, first.cases
         # Hypothesis' stateful engine's own floor, in the suite's shape: what no work of the suite's can go below.
-        from conformance.machine import Run, build_machine
+        from sqs_conformance.conformance.machine import Run, build_machine
 
         rules = len(build_machine(Run(ModelTarget(args.profile), args.profile, "floor")).setup_state().rules)
         floor = engine_floor(rules, max(1, round(steps / cases)), cases)

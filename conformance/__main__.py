@@ -1,5 +1,5 @@
 """`python3 -m conformance` is `sqs-conformance`."""
 
-from conformance.cli import entry
+from sqs_conformance.conformance.cli import entry
 
 entry()

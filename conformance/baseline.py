@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.cases import decode_steps, encode_steps
-from model.profiles import PROFILES
-from model.rules import RULES
+from sqs_conformance.conformance.cases import decode_steps, encode_steps
+from sqs_conformance.model.profiles import PROFILES
+from sqs_conformance.model.rules import RULES
 
 FORMAT = 2
 

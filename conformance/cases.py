@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.codec import decode, encode
-from model.profiles import PROFILES
-from model.values import CreateQueue, Operation, ReceiveMessage, SetQueueAttributes
+from sqs_conformance.model.codec import decode, encode
+from sqs_conformance.model.profiles import PROFILES
+from sqs_conformance.model.values import CreateQueue, Operation, ReceiveMessage, SetQueueAttributes
 
 Case = list[tuple[float, Operation]]  # (seconds to advance first, operation in model space)
 

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterable
 
-from adapters.base import Target
-from conformance.redelivery import EarlyReturns
-from conformance.session import OutsideProfile, Session, Tallies
-from conformance.trace import read_trace
-from model import Divergence
-from model.profiles import PROFILES
-from model.values import Operation, Response
+from sqs_conformance.adapters.base import Target
+from sqs_conformance.conformance.redelivery import EarlyReturns
+from sqs_conformance.conformance.session import OutsideProfile, Session, Tallies
+from sqs_conformance.conformance.trace import read_trace
+from sqs_conformance.model import Divergence
+from sqs_conformance.model.profiles import PROFILES
+from sqs_conformance.model.values import Operation, Response
 
 
 @dataclass

@@ -15,12 +15,14 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from adapters.base import TargetError
-from adapters.emulators import EMULATORS
-from adapters.registry import SPECS, TIME_TRAVEL, EndpointOptions, close_all, is_known, is_real_clock, make_targets
-from conformance.defaults import DEFAULT_EXAMPLES, DEFAULT_STEPS
-from model.profiles import PROFILES
-from model.rules import CATALOGUE, rules_for
+from sqs_conformance.adapters.base import TargetError
+from sqs_conformance.adapters.emulators import EMULATORS
+from sqs_conformance.adapters.registry import (
+    SPECS, TIME_TRAVEL, EndpointOptions, close_all, is_known, is_real_clock, make_targets,
+)
+from sqs_conformance.conformance.defaults import DEFAULT_EXAMPLES, DEFAULT_STEPS
+from sqs_conformance.model.profiles import PROFILES
+from sqs_conformance.model.rules import CATALOGUE, rules_for
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)  # piped: a page wide enough
 errors = Console(stderr=True, highlight=False, soft_wrap=True)  # an error stays on one line
@@ -114,8 +116,8 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
         write_baseline: Path | None, **endpoint) -> None:
     """Replay each rule's witness, then generate operation sequences; send them to TARGET and to the model,
     report every divergence."""
-    from conformance import baseline, report, runner
-    from conformance.witnesses import WitnessError
+    from sqs_conformance.conformance import baseline, report, runner
+    from sqs_conformance.conformance.witnesses import WitnessError
 
     known = None
     if baseline_file is not None and baseline_file.exists():
@@ -200,7 +202,7 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
 
 def _accepted(result, path: Path, option: str) -> str:
     """The run's divergences added to the baseline at `path` (made if missing); what it now knows, in words."""
-    from conformance import baseline
+    from sqs_conformance.conformance import baseline
 
     found = baseline.from_result(result)
     try:
@@ -222,10 +224,10 @@ def _accepted(result, path: Path, option: str) -> str:
 def _stopped(stop: KeyboardInterrupt, targets: list, early, out_dir: Path, target_spec: str) -> NoReturn:
     """Ctrl-C or SIGTERM: the run's threads are left to stop at their next step, the queues it created deleted
     within a bounded wait, the findings so far written; then one line, exit 130."""
-    from adapters import interrupt
-    from conformance import report
-    from conformance.runner import CLEANUP_SECONDS, RunInterrupted
-    from conformance.threads import within
+    from sqs_conformance.adapters import interrupt
+    from sqs_conformance.conformance import report
+    from sqs_conformance.conformance.runner import CLEANUP_SECONDS, RunInterrupted
+    from sqs_conformance.conformance.threads import within
 
     interrupt.request()
     deleted = within(CLEANUP_SECONDS, lambda: close_all(targets), "cleanup")
@@ -245,7 +247,7 @@ def _stopped(stop: KeyboardInterrupt, targets: list, early, out_dir: Path, targe
 
 def _against_baseline(result, known, path: Path) -> int:
     """The verdict against the known divergences, last: exit 1 only on a new one (or a run that failed)."""
-    from conformance.baseline import compare
+    from sqs_conformance.conformance.baseline import compare
 
     comparison = compare(known, result)
     if comparison.known:
@@ -308,7 +310,7 @@ def _remove_if_empty(folders: list[Path]) -> None:
 
 def _early_report(out_dir: Path, report_dir: str):
     """The report's session, starting now (reports/early.py)."""
-    from reports.early import EarlySession
+    from sqs_conformance.reports.early import EarlySession
 
     return EarlySession.start([str(out_dir)], report_dir)
 
@@ -316,7 +318,7 @@ def _early_report(out_dir: Path, report_dir: str):
 def _can_report() -> None:
     """The report needs PySpark and a Java it can start: say so before a run whose report would fail after it."""
     try:
-        from reports.spark import ReportError, java_version
+        from sqs_conformance.reports.spark import ReportError, java_version
     except ImportError as error:
         raise OneLineError(f"the reports need PySpark ({error}); pip install -e . installs it") from None
     try:
@@ -355,8 +357,8 @@ def _print_result(result, report) -> None:
 @click.argument("traces", nargs=-1, required=True, type=click.Path(path_type=Path))
 def check(traces: tuple[Path, ...]) -> None:
     """Re-check stored TRACES against the current model; exit 1 on any divergence."""
-    from conformance.check import check_traces
-    from conformance.trace import TraceError
+    from sqs_conformance.conformance.check import check_traces
+    from sqs_conformance.conformance.trace import TraceError
 
     for path in traces:
         if not path.is_file():
@@ -387,8 +389,8 @@ def check(traces: tuple[Path, ...]) -> None:
 def confirm(target_spec: str, max_waiting: float, cases: tuple[Path, ...], **endpoint) -> None:
     """Replay minimal CASES (findings/RUN/RULE.json files, or their directories) against TARGET; exit 1 if
     any reproduces there."""
-    from conformance.cases import CaseError, FoundCase
-    from conformance.confirm import case_files, confirm as replay
+    from sqs_conformance.conformance.cases import CaseError, FoundCase
+    from sqs_conformance.conformance.confirm import case_files, confirm as replay
 
     try:
         loaded = [FoundCase.load(path) for path in case_files(list(cases))]
@@ -424,8 +426,8 @@ def cleanup(target_spec: str, older_than: float, delete: bool, **endpoint) -> No
     """List (or --delete) queues earlier runs left behind: the suite's name prefix and run tag, both."""
     import botocore.exceptions
 
-    from adapters.base import redact
-    from adapters.endpoint import leftovers
+    from sqs_conformance.adapters.base import redact
+    from sqs_conformance.adapters.endpoint import leftovers
 
     (target,) = _open_targets(target_spec, "sqs-standard", _options(endpoint))
     try:
@@ -450,8 +452,8 @@ def cleanup(target_spec: str, older_than: float, delete: bool, **endpoint) -> No
 @click.option("--seed", type=click.IntRange(0, 2**63), default=None)
 def diff(profiles: tuple[str, ...], examples: int, seed: int | None) -> None:
     """The shortest sequences on which two profiles' permitted outcomes disagree, one per differing rule."""
-    from conformance import report
-    from conformance.diff import differences
+    from sqs_conformance.conformance import report
+    from sqs_conformance.conformance.diff import differences
 
     if len(profiles) != 2 or profiles[0] == profiles[1]:
         raise OneLineError("diff compares two different profiles: --profile A --profile B")
@@ -480,9 +482,10 @@ def diff(profiles: tuple[str, ...], examples: int, seed: int | None) -> None:
 @click.option("--seed", type=click.IntRange(0, 2**63), default=None)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs/matrix"),
               show_default=True, help="traces, minimal cases and matrix.json")
-@click.option("--readme", type=click.Path(dir_okay=False, path_type=Path), default=Path("README.md"),
-              show_default=True, help="the file whose emulator matrix section is rewritten")
-@click.option("--no-readme", is_flag=True, help="leave the README alone")
+@click.option("--page", type=click.Path(dir_okay=False, path_type=Path), default=Path("docs/emulators.md"),
+              show_default=True, help="the page written, whole, after every emulator and profile: dated, with the "
+                                      "command, the emulators' versions and the machine")
+@click.option("--no-page", is_flag=True, help="write no page (matrix.json and the tables printed only)")
 @click.option("--merge", "merged", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               metavar="MATRIX.json", help="check nothing: write the matrix from these earlier results (repeatable)")
 @click.option("--real-clock", is_flag=True, help="never move an emulator in time: check each on a real clock")
@@ -490,13 +493,13 @@ def diff(profiles: tuple[str, ...], examples: int, seed: int | None) -> None:
 @click.option("--budget", type=click.FloatRange(0, 7 * 86400), default=None, metavar="SECONDS",
               help="as `run --budget`, per emulator and profile [default: run's, 180 on a real or moved clock]")
 def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int, steps: int, seed: int | None,
-           out_dir: Path, readme: Path, no_readme: bool, merged: tuple[Path, ...], real_clock: bool,
+           out_dir: Path, page: Path, no_page: bool, merged: tuple[Path, ...], real_clock: bool,
            witnesses_only: bool, budget: float | None) -> None:
     """Install, start on 127.0.0.1, check and stop each SQS emulator; write the rule × emulator matrix."""
     import datetime
     import shlex
 
-    from conformance import matrix as emulator_matrix
+    from sqs_conformance.conformance import matrix as emulator_matrix
 
     try:
         names = emulator_matrix.known(emulators)
@@ -506,10 +509,21 @@ def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int,
     command = shlex.join(["sqs-conformance", "matrix", *sys.argv[2:]])
 
     def publish() -> str:
-        text = emulator_matrix.markdown(cells, command, datetime.date.today())
-        if not no_readme:
-            emulator_matrix.write_into(readme, text)
+        text = emulator_matrix.page(cells, command, datetime.datetime.now(datetime.UTC))
+        if not no_page:
+            try:
+                emulator_matrix.write_page(page, text)
+            except OSError as error:
+                raise OneLineError(f"cannot write the page {page}: {error.strerror or error}") from None
         return text
+
+    if not no_page and not merged:
+        try:  # refused now, not after an hour of checking
+            page.parent.mkdir(parents=True, exist_ok=True)
+            if not os.access(page.parent, os.W_OK):
+                raise PermissionError(13, "Permission denied")
+        except OSError as error:
+            raise OneLineError(f"cannot write the page {page}: {error.strerror or error}") from None
 
     for name in [] if merged else names:
         for profile in profiles or ("sqs-standard", "sqs-fifo"):
@@ -517,6 +531,7 @@ def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int,
             cell = emulator_matrix.check(name, profile, examples=examples, steps=steps, seed=seed,
                                          out_dir=out_dir, real_clock=real_clock, search=not witnesses_only,
                                          budget=budget, say=lambda message: console.print(f"  {message}"))
+            cell.command = command
             cells.append(cell)
             console.print(f"  {cell.error}" if cell.error else
                           f"  {cell.clock} clock, {cell.cases} cases, {cell.seconds:.0f} s: "
@@ -546,19 +561,19 @@ def report(traces: tuple[str, ...], out_dir: str, master: str | None, archive_di
 def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Path | None = None,
             early=None) -> None:
     """The report of `traces` into `out_dir`, in the session `early` started (reports/early.py) if given."""
-    from reports.spark import ReportError, in_one_jvm, java_banner, session
+    from sqs_conformance.reports.spark import ReportError, in_one_jvm, java_banner, session
 
     try:
         from py4j.protocol import Py4JError
         from pyspark.errors import PySparkException
 
-        from reports.job import build
+        from sqs_conformance.reports.job import build
     except ImportError as error:
         raise OneLineError(f"the reports need PySpark ({error}); pip install -e . installs it") from None
-    from reports import local_inputs
-    from reports.jvm_archive import JvmArchive
-    from reports.warmup import warmed_up
-    from reports.workload import session_options
+    from sqs_conformance.reports import local_inputs
+    from sqs_conformance.reports.jvm_archive import JvmArchive
+    from sqs_conformance.reports.warmup import warmed_up
+    from sqs_conformance.reports.workload import session_options
 
     nothing_to_read = local_inputs.problem(traces)
     if nothing_to_read is not None:  # said before Spark starts, and nothing is written
@@ -609,7 +624,7 @@ def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Pa
 def witnesses(profiles: tuple[str, ...], paces: tuple[str, ...], seed: int, check_only: bool, update: bool) -> None:
     """Search each rule's witness (the shortest case that exercises it) on the model, and store them with the
     suite; run it again after a change of the model or the machine. Exit 1 if --check finds one stale."""
-    from conformance import witnesses as found
+    from sqs_conformance.conformance import witnesses as found
 
     pairs = [(p, k) for p, k in found.profiles_and_paces()
              if (not profiles or p in profiles) and (not paces or k in paces)]
@@ -658,7 +673,7 @@ def entry() -> None:
     a second one exits at once."""
     import signal
 
-    from adapters import interrupt
+    from sqs_conformance.adapters import interrupt
 
     def on_signal(*_) -> None:
         if interrupt.requested():

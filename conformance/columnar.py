@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from reports.trace_format import arrow_schema, columnar_copy, columnar_row
+from sqs_conformance.reports.trace_format import arrow_schema, columnar_copy, columnar_row
 
 ROWS_PER_GROUP = 10_000  # rows held in memory before they are written as one Parquet row group
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.base import Target
-from conformance.cases import CaseError, FoundCase
-from conformance.redelivery import EarlyReturns
-from conformance.session import Session, play
+from sqs_conformance.adapters.base import Target
+from sqs_conformance.conformance.cases import CaseError, FoundCase
+from sqs_conformance.conformance.redelivery import EarlyReturns
+from sqs_conformance.conformance.session import Session, play
 
 
 @dataclass

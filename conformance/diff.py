@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from adapters.model_target import ModelTarget
-from conformance.runner import Finding, merged, run
-from conformance.witnesses import Replayed, fewest_steps, replay_case
+from sqs_conformance.adapters.model_target import ModelTarget
+from sqs_conformance.conformance.runner import Finding, merged, run
+from sqs_conformance.conformance.witnesses import Replayed, fewest_steps, replay_case
 
 
 @dataclass

@@ -20,17 +20,17 @@ from hypothesis.stateful import (
     RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test,
 )
 
-from adapters.base import Target, Unsupported
-from conformance.hypothesis_hooks import QuickDraws, is_final_replay
-from conformance.minimal import MinimalCases
-from conformance.redelivery import EarlyReturns
-from conformance.session import Session, Step, Tallies, stop_if_due
-from conformance.trace import TraceWriter
-from conformance.translate import GARBAGE_HANDLES
-from model import Divergence
-from model.profiles import PROFILES, Profile
-from model.rules import RCV_OVERRIDE, VIS_CEILING
-from model.values import (
+from sqs_conformance.adapters.base import Target, Unsupported
+from sqs_conformance.conformance.hypothesis_hooks import QuickDraws, is_final_replay
+from sqs_conformance.conformance.minimal import MinimalCases
+from sqs_conformance.conformance.redelivery import EarlyReturns
+from sqs_conformance.conformance.session import Session, Step, Tallies, stop_if_due
+from sqs_conformance.conformance.trace import TraceWriter
+from sqs_conformance.conformance.translate import GARBAGE_HANDLES
+from sqs_conformance.model import Divergence
+from sqs_conformance.model.profiles import PROFILES, Profile
+from sqs_conformance.model.rules import RCV_OVERRIDE, VIS_CEILING
+from sqs_conformance.model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteEntry, DeleteMessage,
     DeleteMessageBatch, GetQueueAttributes, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage,
     SetQueueAttributes,
@@ -146,7 +146,7 @@ class Run:
     on_case: Callable[[Run], None] | None = None
     max_wait: float = REAL_MAX_WAIT
     # The clock the cases are generated for, if not the target's: witnesses for a real clock are searched on the
-    # model's virtual one (see conformance/witness_model.py).
+    # model's virtual one (see conformance/witnesses/judged.py).
     pace: str | None = None
     # The shortest case seen so far for each diverging rule: reported if Hypothesis' replay of a failing case
     # goes otherwise (as it may under a real clock).

@@ -10,12 +10,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
 
-from adapters.base import TargetError
-from adapters.emulators import EMULATORS
-from adapters.endpoint import TimeTravelUnsupported
-from adapters.registry import TIME_TRAVEL, close_all, make_targets
-from conformance import report, runner
-from model.rules import rules_for
+from sqs_conformance.adapters.base import TargetError
+from sqs_conformance.adapters.emulators import EMULATORS
+from sqs_conformance.adapters.endpoint import TimeTravelUnsupported
+from sqs_conformance.adapters.registry import TIME_TRAVEL, close_all, make_targets
+from sqs_conformance.conformance import report, runner
+from sqs_conformance.model.rules import rules_for
 
 START, END = "<!-- emulator-matrix:start -->", "<!-- emulator-matrix:end -->"
 REAL_CLOCK_JOBS = 4

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.defaults import DEFAULT_EXAMPLES, DEFAULT_STEPS
+from sqs_conformance.conformance.defaults import DEFAULT_EXAMPLES, DEFAULT_STEPS
 
 MARKER = "sqs_conformance"
 
@@ -51,9 +51,9 @@ class ConformanceItem(pytest.Item):
         self.add_marker(MARKER)
 
     def runtest(self) -> None:
-        from adapters.base import ProfileNotSpoken, TargetError
-        from adapters.registry import make_target
-        from conformance import report, runner
+        from sqs_conformance.adapters.base import ProfileNotSpoken, TargetError
+        from sqs_conformance.adapters.registry import make_target
+        from sqs_conformance.conformance import report, runner
 
         options = self.config.option
         out = Path(options.sqs_out) / f"{self.target_spec.replace(':', '-')}-{self.profile}"

@@ -9,7 +9,7 @@ import math
 import threading
 from collections import Counter
 
-from model.outcomes import Divergence, Verdict
+from sqs_conformance.model.outcomes import Divergence, Verdict
 
 IN_ONE_CASE = 2  # early returns of one rule in one case that are not rare
 IN_A_RUN = 3  # cases of a run with an early return of one rule, at the least, that are not rare

@@ -6,18 +6,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from adapters.base import Unsupported
-from adapters.sqs_calls import CLIENT_OPTIONS, Handle, QueueName, QueueUrl, RedrivePolicy, sqs_call
-from conformance.cases import FoundCase
-from conformance.runner import Finding
-from conformance.session import Step
-from model import Divergence, rule
-from model.rules import rules_for
-from model.words import operation_words
-from model.outcomes import (
+from sqs_conformance.adapters.base import Unsupported
+from sqs_conformance.adapters.sqs_calls import CLIENT_OPTIONS, Handle, QueueName, QueueUrl, RedrivePolicy, sqs_call
+from sqs_conformance.conformance.cases import FoundCase
+from sqs_conformance.conformance.runner import Finding
+from sqs_conformance.conformance.session import Step
+from sqs_conformance.model import Divergence, rule
+from sqs_conformance.model.rules import rules_for
+from sqs_conformance.model.words import operation_words
+from sqs_conformance.model.outcomes import (
     AnyBatchOk, AttributeWithin, ReceiveInOrder, ReceiveRepeated, ReceiveSome, ReceiveWithout,
 )
-from model.values import (
+from sqs_conformance.model.values import (
     BatchOk, ChangeOk, CreateQueue, Error, ErrorSpec, Ok, ReceiveMessage, ReceiveOk, SendMessage, SendOk,
 )
 

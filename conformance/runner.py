@@ -27,24 +27,24 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky, UnsatisfiedAssumption
 
-from adapters import interrupt
-from adapters.base import Target
-from adapters.registry import close_all
-from conformance.machine import DivergenceFound, Run, build_machine, run_machine
-from conformance.minimal import MinimalCases
-from conformance.redelivery import EarlyReturns
-from conformance.defaults import DEFAULT_BUDGET
-from conformance.hypothesis_hooks import shrinking_at_most
-from conformance.session import BudgetSpent, Step, Tallies
-from conformance.threads import each_at_once, within
-from conformance.trace import TraceWriter
-from model import Divergence
-from model.profiles import PROFILES
-from model.rule_verdicts import RuleVerdict, rule_verdict
-from model.rules import INFLIGHT_QUOTA, RCV_INTEGRITY, RCV_REAPPEAR, rules_for
+from sqs_conformance.adapters import interrupt
+from sqs_conformance.adapters.base import Target
+from sqs_conformance.adapters.registry import close_all
+from sqs_conformance.conformance.machine import DivergenceFound, Run, build_machine, run_machine
+from sqs_conformance.conformance.minimal import MinimalCases
+from sqs_conformance.conformance.redelivery import EarlyReturns
+from sqs_conformance.conformance.defaults import DEFAULT_BUDGET
+from sqs_conformance.conformance.hypothesis_hooks import shrinking_at_most
+from sqs_conformance.conformance.session import BudgetSpent, Step, Tallies
+from sqs_conformance.conformance.threads import each_at_once, within
+from sqs_conformance.conformance.trace import TraceWriter
+from sqs_conformance.model import Divergence
+from sqs_conformance.model.profiles import PROFILES
+from sqs_conformance.model.rule_verdicts import RuleVerdict, rule_verdict
+from sqs_conformance.model.rules import INFLIGHT_QUOTA, RCV_INTEGRITY, RCV_REAPPEAR, rules_for
 
 if TYPE_CHECKING:
-    from conformance.witness_replay import Replayed
+    from sqs_conformance.conformance.witnesses.replay import Replayed
 
 MIN_CASES_PER_JOB = 10
 # The witnesses are bound by their waits, not their requests: on a real clock each job replays them on this many
@@ -316,8 +316,8 @@ def _forms_a_real_clock_replays(result: RunResult, target: Target, run_id: str, 
     is one `confirm` or RULE.py on a real clock can replay. For each rule whose minimal case is so, its witnesses
     paced for a real clock are played too (free here): one that shows the same divergence on a real clock's timing
     becomes the minimal case (MINIMAL_CASE_ORDER)."""
-    from conformance import witnesses
-    from conformance.witness_replay import Replayed, replay_case
+    from sqs_conformance.conformance import witnesses
+    from sqs_conformance.conformance.witnesses.replay import Replayed, replay_case
 
     hard = {rule_id for rule_id in result.findings if minimal.hard_to_replay(rule_id, REPLAYABLE_WAITING)}
     if not hard or (result.profile, "real") not in witnesses.profiles_and_paces():
@@ -343,8 +343,8 @@ def _trim_search_findings(result: RunResult, target: Target, run_id: str, trace:
     so that the report shows the same minimal case. Trimming is bounded as shrinking is: the findings share
     TRIM_SECONDS, or what is left of the run's budget (`budget_ends`), each the share left of it (a long case on a
     slow target keeps what it has trimmed so far); a finding reached once the time is up keeps its case as found."""
-    from conformance.witness_replay import Replayed, replay_case
-    from conformance.witness_trimming import case_of, fewest_steps
+    from sqs_conformance.conformance.witnesses.replay import Replayed, replay_case
+    from sqs_conformance.conformance.witnesses.trimming import case_of, fewest_steps
 
     findings = list(result.findings.items())
     now = time.monotonic()
@@ -376,7 +376,7 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
     """The witnesses' verdicts, into `into` (filled whether the witnesses end, run out of budget or are stopped):
     each diverging rule's finding is the witness up to the step that diverged (already short: witnesses are shrunk
     to reach their rule). Past `ends` no step starts: the witnesses not played leave their rules unexercised."""
-    from conformance import witnesses
+    from sqs_conformance.conformance import witnesses
 
     catalogue = witnesses.load(profile, witnesses.pace_of(targets[0]))
     spent.witnesses_in_all = len(witnesses.distinct_witnesses(catalogue.witnesses))

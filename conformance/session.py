@@ -7,23 +7,23 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from collections.abc import Iterable, Iterator
 
-from adapters import interrupt
-from adapters.base import Target, Unsupported
-from conformance.redelivery import CaseEarlyReturns
-from conformance.trace import SCHEMA_VERSION, TraceWriter, encode
-from conformance.translate import IdMap, garbage_unless_issued, handles_named
-from model import Divergence, Model
-from model.usage import ModelUsageError
-from model.words import operation_words
-from model.blame import Played, blamed, still_shown
-from model.outcomes import Verdict
-from model.state import EXACT, Hidden, Timing
-from model.values import (
+from sqs_conformance.adapters import interrupt
+from sqs_conformance.adapters.base import Target, Unsupported
+from sqs_conformance.conformance.redelivery import CaseEarlyReturns
+from sqs_conformance.conformance.trace import SCHEMA_VERSION, TraceWriter, encode
+from sqs_conformance.conformance.translate import IdMap, garbage_unless_issued, handles_named
+from sqs_conformance.model import Divergence, Model
+from sqs_conformance.model.usage import ModelUsageError
+from sqs_conformance.model.words import operation_words
+from sqs_conformance.model.blame import Played, blamed, still_shown
+from sqs_conformance.model.outcomes import Verdict
+from sqs_conformance.model.state import EXACT, Hidden, Timing
+from sqs_conformance.model.values import (
     ChangeOk, CreateQueue, GetQueueAttributes, Operation, PeekMessage, PeekOk, ReceiveOk, Response, Unknown,
 )
 
 if TYPE_CHECKING:
-    from conformance.minimal import MinimalCases
+    from sqs_conformance.conformance.minimal import MinimalCases
 
 # The tolerance a real clock's target is judged with by default (adapters/endpoint.py's DEFAULT_TOLERANCE): what a
 # case found on a virtual clock must stay decisive under to replay there

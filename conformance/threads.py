@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from adapters import interrupt
+from sqs_conformance.adapters import interrupt
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from model.outcomes import Outcome
-from model.values import (
+from sqs_conformance.model.outcomes import Outcome
+from sqs_conformance.model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, DeleteEntry,
     DeleteMessage, DeleteMessageBatch, Operation, PeekOk, ReceivedMessage, ReceiveOk, Response, SendOk,
 )

@@ -1,9 +1,9 @@
 """The executable reference model of visibility-timeout semantics. Pure: no I/O, time is a parameter."""
 
-from model.core import Model, ModelUsageError, ReceiptView
-from model.outcomes import Divergence, Expectation, Outcome, Verdict
-from model.profiles import PROFILES, Profile, get_profile
-from model.rules import CATALOGUE, RULES, Rule, rule
+from sqs_conformance.model.core import Model, ModelUsageError, ReceiptView
+from sqs_conformance.model.outcomes import Divergence, Expectation, Outcome, Verdict
+from sqs_conformance.model.profiles import PROFILES, Profile, get_profile
+from sqs_conformance.model.rules import CATALOGUE, RULES, Rule, rule
 
 __all__ = [
     "CATALOGUE", "Divergence", "Expectation", "Model", "ModelUsageError", "Outcome", "PROFILES", "Profile",

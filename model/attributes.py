@@ -6,18 +6,18 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from model import errors
-from model.outcomes import AttributeWithin, Divergence, Effects, Outcome, Verdict, describe
-from model.rules import ATTR_COUNTS, QATTR_LATER_RECEIVES, REDRIVE_DLQ, VIS_DEFAULT
-from model.settled import Settled, SurelyHidden
-from model.state import Hidden, Queue, Redrive, Setting
-from model.usage import ModelUsageError
-from model.validation import as_int, attribute_ranges, is_int_in
-from model.values import AttributesOk, ErrorSpec, Response
+from sqs_conformance.model import errors
+from sqs_conformance.model.outcomes import AttributeWithin, Divergence, Effects, Outcome, Verdict, describe
+from sqs_conformance.model.rules import ATTR_COUNTS, QATTR_LATER_RECEIVES, REDRIVE_DLQ, VIS_DEFAULT
+from sqs_conformance.model.settled import Settled, SurelyHidden
+from sqs_conformance.model.state import Hidden, Queue, Redrive, Setting
+from sqs_conformance.model.usage import ModelUsageError
+from sqs_conformance.model.validation import as_int, attribute_ranges, is_int_in
+from sqs_conformance.model.values import AttributesOk, ErrorSpec, Response
 
 if TYPE_CHECKING:
-    from model.core import Model
-    from model.profiles import Profile
+    from sqs_conformance.model.core import Model
+    from sqs_conformance.model.profiles import Profile
 
 VISIBLE = "ApproximateNumberOfMessages"
 NOT_VISIBLE = "ApproximateNumberOfMessagesNotVisible"

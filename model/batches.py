@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from model.handles import delete_outcomes
-from model.outcomes import BatchExpectation, Enumerated, Expectation, Outcome, union
-from model.usage import ModelUsageError
-from model.validation import batch_errors
-from model.values import ChangeEntry, ChangeMessageVisibilityBatch, DeleteEntry, DeleteMessageBatch
-from model.visibility import change_outcomes
+from sqs_conformance.model.handles import delete_outcomes
+from sqs_conformance.model.outcomes import BatchExpectation, Enumerated, Expectation, Outcome, union
+from sqs_conformance.model.usage import ModelUsageError
+from sqs_conformance.model.validation import batch_errors
+from sqs_conformance.model.values import ChangeEntry, ChangeMessageVisibilityBatch, DeleteEntry, DeleteMessageBatch
+from sqs_conformance.model.visibility import change_outcomes
 
 if TYPE_CHECKING:
-    from model.core import Model
+    from sqs_conformance.model.core import Model
 
 
 def change_batch(model: Model, op: ChangeMessageVisibilityBatch, now: float, late: float) -> Expectation:

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model.core import Model
-from model.outcomes import Divergence, Effects, Outcome, Verdict, attribution, concrete, describe
-from model.state import MessageState, Timing
-from model.usage import ModelUsageError
-from model.values import Error, Operation, ReceiveMessage, Response, Unknown
+from sqs_conformance.model.core import Model
+from sqs_conformance.model.outcomes import Divergence, Effects, Outcome, Verdict, attribution, concrete, describe
+from sqs_conformance.model.state import MessageState, Timing
+from sqs_conformance.model.usage import ModelUsageError
+from sqs_conformance.model.values import Error, Operation, ReceiveMessage, Response, Unknown
 
 CANDIDATES = 6  # earlier narrowing answers tried, latest first: each costs a replay of the case on the model
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from model import values
+from sqs_conformance.model import values
 
 _TYPES = {name: getattr(values, name) for name in (
     "CreateQueue", "SetQueueAttributes", "GetQueueAttributes", "SendMessage", "ReceiveMessage",

@@ -11,24 +11,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from model import errors
-from model.batches import change_batch, delete_batch
-from model.handles import delete_message
-from model.outcomes import (
+from sqs_conformance.model import errors
+from sqs_conformance.model.batches import change_batch, delete_batch
+from sqs_conformance.model.handles import delete_message
+from sqs_conformance.model.outcomes import (
     BatchExpectation, Effects, Enumerated, Expectation, Outcome, Verdict, concrete, copied, union,
 )
-from model.profiles import Profile, get_profile
-from model.queue_ops import create_queue, get_attributes, peek, purge, send_message, set_attributes
-from model.settled import NOTHING_HIDDEN, NOTHING_SETTLED, Settled, SurelyHidden
-from model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, Timing
-from model.usage import ModelUsageError
-from model.validation import edge_situations, is_int_in
-from model.values import (
+from sqs_conformance.model.profiles import Profile, get_profile
+from sqs_conformance.model.queue_ops import create_queue, get_attributes, peek, purge, send_message, set_attributes
+from sqs_conformance.model.settled import NOTHING_HIDDEN, NOTHING_SETTLED, Settled, SurelyHidden
+from sqs_conformance.model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, Timing
+from sqs_conformance.model.usage import ModelUsageError
+from sqs_conformance.model.validation import edge_situations, is_int_in
+from sqs_conformance.model.values import (
     ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage, DeleteMessageBatch, ErrorSpec,
     GetQueueAttributes, Operation, PeekMessage, PurgeQueue, ReceiveMessage, Response, SendMessage, SetQueueAttributes,
     Unknown,
 )
-from model.visibility import change_visibility
+from sqs_conformance.model.visibility import change_visibility
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Model:
         windowed = self.timing.windowed and completed_at is not None and completed_at > now
         late: float = completed_at if windowed else now  # type: ignore[assignment]
         if isinstance(op, ReceiveMessage):
-            from model.receive import expect_receive
+            from sqs_conformance.model.receive import expect_receive
 
             return expect_receive(self, op, now, late, completed_at)
         handler = _HANDLERS.get(type(op))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from enum import Enum
 
-from model.values import ErrorSpec
+from sqs_conformance.model.values import ErrorSpec
 
 INVALID_PARAMETER_VALUE = "InvalidParameterValue"
 INVALID_ATTRIBUTE_VALUE = "InvalidAttributeValue"

@@ -7,18 +7,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
-from model import errors
-from model.outcomes import Effects, Enumerated, Expectation, Outcome, situated
-from model.profiles import Profile
-from model.rules import (
+from sqs_conformance.model import errors
+from sqs_conformance.model.outcomes import Effects, Enumerated, Expectation, Outcome, situated
+from sqs_conformance.model.profiles import Profile
+from sqs_conformance.model.rules import (
     DEL_EXPIRED, DEL_FIFO_EXPIRED, DEL_IDEMPOTENT, DEL_REMOVES, DEL_STALE, HANDLE_MALFORMED, PURGE_ALL, REDRIVE_DLQ,
     SMQ_NEW_HANDLE,
 )
-from model.state import Gone, HandleInfo, Message, MessageState
-from model.values import ChangeOk, DeleteMessage, Ok
+from sqs_conformance.model.state import Gone, HandleInfo, Message, MessageState
+from sqs_conformance.model.values import ChangeOk, DeleteMessage, Ok
 
 if TYPE_CHECKING:
-    from model.core import Model
+    from sqs_conformance.model.core import Model
 
 
 class PerState(NamedTuple):

@@ -11,14 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
 
-from model import errors
-from model.rules import (
+from sqs_conformance.model import errors
+from sqs_conformance.model.rules import (
     BATCH_MAX_ENTRIES, BATCH_PARTIAL, CMV_DELETED, CMV_EXPIRED, CMV_FIFO_EXPIRED, CMV_STALE, DEL_EXPIRED,
     DEL_FIFO_EXPIRED, DEL_STALE, RCV_MAX_MESSAGES, RCV_WAIT_RANGE, VIS_CEILING, VIS_CEILING_FROM_RECEIVE,
     VIS_CEILING_NO_RESET, Certainty, rule,
 )
-from model.state import HandleInfo, Message, MessageState, QueueChange
-from model.values import BatchOk, ChangeOk, EntryFailure, Error, ErrorSpec, Ok, ReceiveOk, Response, SendOk
+from sqs_conformance.model.state import HandleInfo, Message, MessageState, QueueChange
+from sqs_conformance.model.values import (
+    BatchOk, ChangeOk, EntryFailure, Error, ErrorSpec, Ok, ReceiveOk, Response, SendOk,
+)
 
 Expected = object  # a Response whose minted ids are placeholders, or an ErrorSpec
 _Plain = TypeVar("_Plain")

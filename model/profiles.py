@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from model.rules import FIFO, SMQ, SQS_2008, STANDARD, rules_for
+from sqs_conformance.model.rules import FIFO, SMQ, SQS_2008, STANDARD, rules_for
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,22 +7,26 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from model import attributes, errors
-from model.outcomes import Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, describe, situated
-from model.rules import (
+from sqs_conformance.model import attributes, errors
+from sqs_conformance.model.outcomes import (
+    Divergence, Effects, Enumerated, Expectation, Outcome, Verdict, describe, situated,
+)
+from sqs_conformance.model.rules import (
     DEL_REMOVES, DELAY_HIDES, FIFO_DEDUP, FIFO_SEND_PARAMS, PEEK_NO_CHANGE, PURGE_ALL, PURGE_IN_PROGRESS,
     QATTR_LATER_RECEIVES, SEND_ENQUEUES, VIS_DEFAULT, VIS_RANGE,
 )
-from model.state import Deduplication, Gone, Hidden, Message, MessageState, NewQueue, NewSettings, Purged, millis
-from model.usage import ModelUsageError
-from model.validation import is_int_in
-from model.values import (
+from sqs_conformance.model.state import (
+    Deduplication, Gone, Hidden, Message, MessageState, NewQueue, NewSettings, Purged, millis,
+)
+from sqs_conformance.model.usage import ModelUsageError
+from sqs_conformance.model.validation import is_int_in
+from sqs_conformance.model.values import (
     CreateQueue, ErrorSpec, GetQueueAttributes, Ok, PeekMessage, PeekOk, PurgeQueue, ReceivedMessage, Response,
     SendMessage, SendOk, SetQueueAttributes,
 )
 
 if TYPE_CHECKING:
-    from model.core import Model
+    from sqs_conformance.model.core import Model
 
 
 def create_queue(model: Model, op: CreateQueue, now: float, late: float) -> Expectation:

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from model import errors
-from model.outcomes import (
+from sqs_conformance.model import errors
+from sqs_conformance.model.outcomes import (
     Divergence, Effects, Enumerated, Expectation, Outcome, ReceiveInOrder, ReceiveRepeated, ReceiveSome,
     ReceiveWithout, Verdict, describe, response_matches, situated,
 )
-from model.rules import (
+from sqs_conformance.model.rules import (
     DEL_REMOVES,
     FIFO_ATTEMPT_ID,
     FIFO_GROUP_LOCK,
@@ -46,8 +46,8 @@ from model.rules import (
     VIS_NOT_STICKY,
     VIS_RANGE,
 )
-from model.settled import NOTHING_HIDDEN, NOTHING_SETTLED, Settled, SurelyHidden
-from model.state import (
+from sqs_conformance.model.settled import NOTHING_HIDDEN, NOTHING_SETTLED, Settled, SurelyHidden
+from sqs_conformance.model.state import (
     Attempt,
     AttemptRemembered,
     Gone,
@@ -59,12 +59,12 @@ from model.state import (
     Redrive,
     millis,
 )
-from model.usage import ModelUsageError
-from model.validation import is_int_in
-from model.values import Error, ReceivedMessage, ReceiveMessage, ReceiveOk, Response
+from sqs_conformance.model.usage import ModelUsageError
+from sqs_conformance.model.validation import is_int_in
+from sqs_conformance.model.values import Error, ReceivedMessage, ReceiveMessage, ReceiveOk, Response
 
 if TYPE_CHECKING:
-    from model.core import Model
+    from sqs_conformance.model.core import Model
 
 LONG_POLL_SLACK = 0.01  # seconds a long poll on a virtual clock may answer after its moment (moto takes 1 ms)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from model.sources import Source, api, row, seed
+from sqs_conformance.model.sources import Source, api, row, seed
 
 STANDARD = "sqs-standard"
 FIFO = "sqs-fifo"

@@ -31,8 +31,8 @@ from collections.abc import Container, Iterable, Iterator
 
 from sortedcontainers import SortedDict
 
-from model.rules import RCV_REAPPEAR
-from model.state import Hidden, Message, MessageState, Redrive
+from sqs_conformance.model.rules import RCV_REAPPEAR
+from sqs_conformance.model.state import Hidden, Message, MessageState, Redrive
 
 # A heap entry: when the message's state may first (or surely) be due, a tie-breaker so that two offers of one message
 # are never compared by their states, the message, and the state it was offered in (stale once the message changes).

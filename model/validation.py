@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from model import errors
-from model.outcomes import Outcome
-from model.rules import (
+from sqs_conformance.model import errors
+from sqs_conformance.model.outcomes import Outcome
+from sqs_conformance.model.rules import (
     BATCH_EMPTY,
     BATCH_ENTRY_ID,
     BATCH_IDS_DISTINCT,
@@ -19,7 +19,7 @@ from model.rules import (
     RCV_WAIT_RANGE,
     VIS_RANGE,
 )
-from model.values import (
+from sqs_conformance.model.values import (
     ChangeMessageVisibility,
     CreateQueue,
     Operation,
@@ -29,7 +29,7 @@ from model.values import (
 )
 
 if TYPE_CHECKING:
-    from model.profiles import Profile
+    from sqs_conformance.model.profiles import Profile
 
 _BATCH_ENTRY_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
 

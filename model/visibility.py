@@ -6,19 +6,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from model import errors
-from model.handles import PerState, per_state, purged_handle, redriven_fifo_handle
-from model.outcomes import ChangeOkWithin, Enumerated, Expectation, Outcome, situated
-from model.rules import (
+from sqs_conformance.model import errors
+from sqs_conformance.model.handles import PerState, per_state, purged_handle, redriven_fifo_handle
+from sqs_conformance.model.outcomes import ChangeOkWithin, Enumerated, Expectation, Outcome, situated
+from sqs_conformance.model.rules import (
     CMV_DELETED, CMV_EXPIRED, CMV_FIFO_EXPIRED, CMV_STALE, HANDLE_MALFORMED, LOCK_UNRECEIVED, PURGE_ALL, REDRIVE_DLQ,
     SMQ_INVISIBLE_ONLY, SMQ_NEW_HANDLE, VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET,
     VIS_EXTEND_NONADDITIVE, VIS_RANGE, VIS_SHORTEN, VIS_TERMINATE,
 )
-from model.state import Gone, HandleInfo, Hidden, Message, MessageState
-from model.values import ChangeMessageVisibility, ChangeOk, ErrorSpec
+from sqs_conformance.model.state import Gone, HandleInfo, Hidden, Message, MessageState
+from sqs_conformance.model.values import ChangeMessageVisibility, ChangeOk, ErrorSpec
 
 if TYPE_CHECKING:
-    from model.core import Model
+    from sqs_conformance.model.core import Model
 
 
 def change_visibility(model: Model, op: ChangeMessageVisibility, now: float, late: float) -> Expectation:

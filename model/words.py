@@ -3,7 +3,7 @@ RULE.txt, the report): the value that diverged is on the row that sent it (`Rece
 
 from __future__ import annotations
 
-from model.values import (
+from sqs_conformance.model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage, DeleteMessageBatch,
     GetQueueAttributes, Operation, PeekMessage, PurgeQueue, ReceiveMessage, SendMessage, SetQueueAttributes,
 )

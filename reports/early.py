@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import threading
 
-from reports.spark import session, set_interpreted
-from reports.workload import interpreted, session_options, workload
+from sqs_conformance.reports.spark import session, set_interpreted
+from sqs_conformance.reports.workload import interpreted, session_options, workload
 
 
 class EarlySession:

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyspark.sql import SparkSession
 
 
+def _hadoop(spark: SparkSession) -> Any:
+    """Hadoop's Java packages, through the session's JVM gateway (PySpark's own way to reach them)."""
+    jvm = spark._jvm  # noqa: SLF001
+    assert jvm is not None, "a classic (JVM-backed) Spark session"
+    return jvm.org.apache.hadoop
+
+
 def _path(spark: SparkSession, where: str):
-    path = spark._jvm.org.apache.hadoop.fs.Path(where)  # noqa: SLF001 (PySpark's own way to reach Hadoop)
+    path = _hadoop(spark).fs.Path(where)
     return path, path.getFileSystem(spark._jsc.hadoopConfiguration())  # noqa: SLF001
 
 
@@ -39,7 +48,7 @@ def read_text(spark: SparkSession, where: str) -> str | None:
 def write_text(spark: SparkSession, where: str, text: str) -> None:
     """Written whole to a temporary name, then renamed: a reader never sees half a file."""
     path, fs = _path(spark, where)
-    partial = spark._jvm.org.apache.hadoop.fs.Path(where + ".partial")  # noqa: SLF001
+    partial = _hadoop(spark).fs.Path(where + ".partial")
     fs.setWriteChecksum(False)  # no .crc file beside the report on a local disk
     stream = fs.create(partial, True)
     try:
@@ -53,7 +62,6 @@ def write_text(spark: SparkSession, where: str, text: str) -> None:
 
 def copy(spark: SparkSession, source: str, target: str) -> None:
     """Byte for byte, on any two file systems Hadoop knows; the target's folders are made."""
-    jvm = spark._jvm  # noqa: SLF001
     (src, src_fs), (dst, dst_fs) = _path(spark, source), _path(spark, target)
     dst_fs.setWriteChecksum(False)  # no .crc file beside it on a local disk
-    jvm.org.apache.hadoop.fs.FileUtil.copy(src_fs, src, dst_fs, dst, False, spark._jsc.hadoopConfiguration())  # noqa: SLF001
+    _hadoop(spark).fs.FileUtil.copy(src_fs, src, dst_fs, dst, False, spark._jsc.hadoopConfiguration())  # noqa: SLF001

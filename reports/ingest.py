@@ -24,9 +24,9 @@ from pyspark.sql.types import (
     ArrayType, BooleanType, DoubleType, IntegerType, LongType, StringType, StructField, StructType,
 )
 
-from reports import files
-from reports.spark import ReportError
-from reports.trace_format import FIELDS, REQUIRED, VERDICTS, columnar_copy
+from sqs_conformance.reports import files
+from sqs_conformance.reports.spark import ReportError
+from sqs_conformance.reports.trace_format import FIELDS, REQUIRED, VERDICTS, columnar_copy
 
 TRACE_SUFFIX = ".jsonl"
 CORRUPT = "_corrupt_line"

@@ -19,7 +19,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from reports import files, ingest, junit, page, tables, trace_format
+from sqs_conformance.reports import files, ingest, junit, page, tables, trace_format
 
 QUARANTINE_SAMPLE = 20
 DERIVED = ("matrix", "divergences", "timing")
@@ -173,7 +173,7 @@ def _minimal_cases(steps: DataFrame, divergences: list[dict]) -> dict[tuple, lis
 if __name__ == "__main__":  # spark-submit reports/job.py TRACES… --out DIR: the same command, its parser
     import sys
 
-    from conformance.cli import entry
+    from sqs_conformance.conformance.cli import entry
 
     sys.argv[1:1] = ["report"]
     entry()

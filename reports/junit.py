@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from model.profiles import PROFILES
-from model.rules import rules_for
-from model.rule_verdicts import RuleVerdict
-from reports.page import column, verdict
+from sqs_conformance.model.profiles import PROFILES
+from sqs_conformance.model.rules import rules_for
+from sqs_conformance.model.rule_verdicts import RuleVerdict
+from sqs_conformance.reports.page import column, verdict
 
 
 def render(matrix: list[dict[str, Any]], divergences: list[dict[str, Any]]) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from reports.class_path import spark_jars
+from sqs_conformance.reports.class_path import spark_jars
 
 BUILD_TIMEOUT = 600  # seconds; a dump takes about 30 on 2 cores
 

@@ -8,8 +8,8 @@ import glob
 import json
 from pathlib import Path
 
-from reports.ingest import TRACE_SUFFIX
-from reports.trace_format import REQUIRED
+from sqs_conformance.reports.ingest import TRACE_SUFFIX
+from sqs_conformance.reports.trace_format import REQUIRED
 
 
 def problem(inputs: list[str]) -> str | None:

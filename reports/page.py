@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from model.rule_verdicts import RuleVerdict, rule_verdict
-from model.rules import CATALOGUE
-from reports import pictures
-from reports.tables import LATENESS_BIN
+from sqs_conformance.model.rule_verdicts import RuleVerdict, rule_verdict
+from sqs_conformance.model.rules import CATALOGUE
+from sqs_conformance.reports import pictures
+from sqs_conformance.reports.tables import LATENESS_BIN
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222}

@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reports.class_path import driver_class_path
-from reports.jvm_stderr import without_noise
+from sqs_conformance.reports.class_path import driver_class_path
+from sqs_conformance.reports.jvm_stderr import without_noise
 
 if TYPE_CHECKING:
-    from reports.jvm_archive import JvmArchive
+    from sqs_conformance.reports.jvm_archive import JvmArchive
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 SCRATCH = Path(".sqs-conformance") / "spark"

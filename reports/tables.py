@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from reports.trace_format import MINIMAL_CASE_ORDER
+from sqs_conformance.reports.trace_format import MINIMAL_CASE_ORDER
 
 TARGET = ["target", "target_version", "profile"]
 # What the tables below read of `steps`: without the bulky per-step views.

@@ -20,9 +20,9 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from model import Model, ModelUsageError
-from model import errors as model_errors
-from model.values import (
+from sqs_conformance.model import Model, ModelUsageError
+from sqs_conformance.model import errors as model_errors
+from sqs_conformance.model.values import (
     AttributesOk, BatchOk, ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue,
     DeleteEntry, DeleteMessage, DeleteMessageBatch, Error, GetQueueAttributes, Ok, Operation, PurgeQueue,
     ReceiveMessage, ReceiveOk, Response, SendMessage, SendOk, SetQueueAttributes,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import random
 
-from adapters.base import Target, VirtualClock
-from adapters.model_target import ModelTarget
-from model.values import Operation, Response, Unknown
+from sqs_conformance.adapters.base import Target, VirtualClock
+from sqs_conformance.adapters.model_target import ModelTarget
+from sqs_conformance.model.values import Operation, Response, Unknown
 
 LOSSES = ("drop-before", "drop-after", "error-after")  # the faults that leave an answer unknown
 

@@ -12,7 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from adapters.servers import free_port
+from sqs_conformance.adapters.servers import free_port
 
 START_SECONDS = 120
 

@@ -3,7 +3,7 @@ there appears in every test line, and a test naming a field that is not there fa
 
 from typing import Any
 
-from reports.trace_format import FIELDS, NAMES, SCHEMA_VERSION
+from sqs_conformance.reports.trace_format import FIELDS, NAMES, SCHEMA_VERSION
 
 _BY_KIND: dict[str, Any] = {
     "int": 0, "long": 0, "double": 0.0, "bool": False, "string": "", "strings": [], "divergences": [], "json": {},

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from adapters.model_target import ModelTarget
-from conformance.witnesses import JudgedModel
-from model import errors
-from model.values import (
+from sqs_conformance.adapters.model_target import ModelTarget
+from sqs_conformance.conformance.witnesses import JudgedModel
+from sqs_conformance.model import errors
+from sqs_conformance.model.values import (
     AttributesOk, BatchOk, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage,
     DeleteMessageBatch, Error, GetQueueAttributes, Ok, Operation, ReceiveMessage, Response, SetQueueAttributes,
     Unknown,

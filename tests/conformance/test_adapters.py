@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from adapters.base import normalise_error
-from adapters.moto_target import MotoTarget
-from adapters.sqs_api import error_code
-from model.values import (
+from sqs_conformance.adapters.base import normalise_error
+from sqs_conformance.adapters.moto_target import MotoTarget
+from sqs_conformance.adapters.sqs_api import error_code
+from sqs_conformance.model.values import (
     ChangeMessageVisibility, CreateQueue, GetQueueAttributes, ReceiveMessage, ReceiveOk, SendMessage,
 )
 
@@ -75,7 +75,7 @@ def test_moto_long_poll_looks_again_at_once_where_its_look_changed_the_queue(mot
 
 
 def test_only_one_moto_target_per_process(moto):
-    from adapters.base import TargetError
+    from sqs_conformance.adapters.base import TargetError
 
     with pytest.raises(TargetError, match="already open"):
         MotoTarget()

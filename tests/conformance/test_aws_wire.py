@@ -4,9 +4,9 @@ answers as AWS does (tests/aws_wire.py), so `--target aws` is checked without AW
 
 import pytest
 
-from adapters.endpoint import EndpointTarget
-from conformance.runner import run
-from model.values import (
+from sqs_conformance.adapters.endpoint import EndpointTarget
+from sqs_conformance.conformance.runner import run
+from sqs_conformance.model.values import (
     CreateQueue, DeleteEntry, DeleteMessage, DeleteMessageBatch, Error, PurgeQueue,
     ReceiveMessage, SendMessage, SetQueueAttributes,
 )

@@ -5,9 +5,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance.baseline import Baseline, BaselineError, compare, shape_of_finding
-from conformance.cases import encode_steps
-from model.values import (
+from sqs_conformance.conformance.baseline import Baseline, BaselineError, compare, shape_of_finding
+from sqs_conformance.conformance.cases import encode_steps
+from sqs_conformance.model.values import (
     ChangeMessageVisibility, CreateQueue, DeleteMessage, DeleteMessageBatch, PurgeQueue, ReceiveMessage,
 )
 from tests.conformance.test_cli import cli
@@ -128,7 +128,7 @@ def test_the_example_workflow_uses_options_run_has():
     import pathlib
     import re
 
-    from conformance.cli import run
+    from sqs_conformance.conformance.cli import run
 
     workflow = (pathlib.Path(__file__).parents[2] / "examples" / "github-actions.yml").read_text()
     command = workflow[workflow.index("sqs-conformance run"):].split("\n      - ")[0]

@@ -2,13 +2,13 @@
 
 import json
 import subprocess
-import sys
 
 import pytest
+from tests.cli import SQS_CONFORMANCE
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True, text=True, cwd=cwd,
+    return subprocess.run([*SQS_CONFORMANCE, *args], capture_output=True, text=True, cwd=cwd,
                           timeout=600)
 
 
@@ -90,7 +90,7 @@ def test_version_names_the_package():
 
 
 def test_rules_lists_the_catalogue():
-    from model import CATALOGUE
+    from sqs_conformance.model import CATALOGUE
 
     done = cli("rules")
     assert done.returncode == 0 and all(r.id in done.stdout for r in CATALOGUE)

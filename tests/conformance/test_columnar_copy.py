@@ -6,9 +6,9 @@ import shutil
 
 import pyarrow.parquet as pq
 
-from conformance import columnar
-from conformance.trace import TraceWriter
-from reports.trace_format import columnar_copy
+from sqs_conformance.conformance import columnar
+from sqs_conformance.conformance.trace import TraceWriter
+from sqs_conformance.reports.trace_format import columnar_copy
 from tests.trace_lines import trace_line
 
 

@@ -1,16 +1,16 @@
 """`confirm`: minimal cases found on one target, replayed on another."""
 
 import subprocess
-import sys
 
 import pytest
 
-from adapters.model_target import ModelTarget
-from conformance.cases import CaseError, FoundCase
-from conformance.confirm import confirm
-from conformance.report import case_json
-from conformance.runner import run
+from sqs_conformance.adapters.model_target import ModelTarget
+from sqs_conformance.conformance.cases import CaseError, FoundCase
+from sqs_conformance.conformance.confirm import confirm
+from sqs_conformance.conformance.report import case_json
+from sqs_conformance.conformance.runner import run
 from tests.conformance.planted import TwoBugs, WrongMalformedHandleCode
+from tests.cli import SQS_CONFORMANCE
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +40,10 @@ def test_a_malformed_case_file_is_one_clear_error(tmp_path):
 
 
 def test_the_command_replays_a_findings_directory(cases):
-    done = subprocess.run([sys.executable, "-m", "conformance", "confirm", "--target", "model", str(cases)],
+    done = subprocess.run([*SQS_CONFORMANCE, "confirm", "--target", "model", str(cases)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr  # the model reproduces neither
     assert "BATCH-EMPTY" in done.stdout and "HANDLE-MALFORMED" in done.stdout
-    missing = subprocess.run([sys.executable, "-m", "conformance", "confirm", "--target", "model", "/nonexistent"],
+    missing = subprocess.run([*SQS_CONFORMANCE, "confirm", "--target", "model", "/nonexistent"],
                              capture_output=True, text=True, timeout=300)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr

@@ -1,9 +1,9 @@
 """The cross-profile diff: what differs between two queue services, as the shortest sequences that show it."""
 
 import subprocess
-import sys
 
-from conformance.diff import differences
+from sqs_conformance.conformance.diff import differences
+from tests.cli import SQS_CONFORMANCE
 
 
 def test_standard_sqs_and_smq_differ_where_the_seeds_say_and_briefly():
@@ -18,7 +18,7 @@ def test_standard_sqs_and_smq_differ_where_the_seeds_say_and_briefly():
 
 
 def test_a_profile_is_not_compared_with_itself():
-    result = subprocess.run([sys.executable, "-m", "conformance", "diff", "--profile", "smq", "--profile", "smq"],
+    result = subprocess.run([*SQS_CONFORMANCE, "diff", "--profile", "smq", "--profile", "smq"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert result.stderr == "sqs-conformance: error: diff compares two different profiles: --profile A --profile B\n"

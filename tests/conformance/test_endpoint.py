@@ -9,10 +9,13 @@ import time
 import boto3
 import pytest
 
-from adapters.base import TargetError, redact
-from adapters.endpoint import QUEUE_PREFIX, RUN_TAG, BudgetExhausted, EmulatorTarget, EndpointTarget, leftovers
-from adapters.emulators import start_moto_server
-from model.values import (
+from sqs_conformance.adapters.base import TargetError, redact
+from sqs_conformance.adapters.endpoint import (
+    QUEUE_PREFIX, RUN_TAG, BudgetExhausted, EmulatorTarget, EndpointTarget, leftovers,
+)
+from sqs_conformance.adapters.emulators import start_moto_server
+from tests.cli import SQS_CONFORMANCE
+from sqs_conformance.model.values import (
     ChangeMessageVisibility, ChangeOk, CreateQueue, Error, GetQueueAttributes, ReceiveMessage, SendMessage, SendOk,
     Unknown,
 )
@@ -101,7 +104,7 @@ def test_account_ids_and_queue_urls_are_redacted():
 def test_a_real_time_run_against_moto_server_is_traced_with_windows_and_rechecks_the_same(tmp_path):
     out = tmp_path / "runs"
     done = subprocess.run(
-        [sys.executable, "-m", "conformance", "run", "--target", "moto-server", "--examples", "3", "--steps", "8",
+        [*SQS_CONFORMANCE, "run", "--target", "moto-server", "--examples", "3", "--steps", "8",
          "--seed", "1", "--no-shrink", "--budget", "0", "--out", str(out)], capture_output=True, text=True,
         timeout=600)
     assert done.returncode in (0, 1), done.stderr
@@ -111,7 +114,7 @@ def test_a_real_time_run_against_moto_server_is_traced_with_windows_and_rechecks
     assert any(r["complete"] > r["invoke"] for r in records)
     assert not any("123456789012" in json.dumps(r) for r in records)
     recorded = sum(r["verdict"] == "divergence" for r in records)
-    check = subprocess.run([sys.executable, "-m", "conformance", "check", str(out / "trace.jsonl")],
+    check = subprocess.run([*SQS_CONFORMANCE, "check", str(out / "trace.jsonl")],
                            capture_output=True, text=True, timeout=600)
     assert check.returncode == (1 if recorded else 0), check.stdout + check.stderr
 
@@ -155,7 +158,7 @@ def test_under_libfaketime_every_thread_of_a_server_reads_the_moved_clock(tmp_pa
     """The plain libfaketime build lets one thread read the unshifted time while another rereads the offset file
     (about one reading in five thousand here): a threaded server then sleeps for the whole offset. LocalStack's
     requeue scheduler did after a 25 h jump, and the suite saw hidden messages never come back."""
-    from adapters.servers import FakeTime
+    from sqs_conformance.adapters.servers import FakeTime
 
     faketime = FakeTime(tmp_path)
     faketime.shift(3600)
@@ -188,7 +191,7 @@ def test_a_server_does_not_outlive_a_suite_killed_before_its_cleanup(tmp_path):
 
 
 def test_concurrent_jobs_are_clients_of_one_server_with_one_budget():
-    from adapters.registry import close_all, make_targets
+    from sqs_conformance.adapters.registry import close_all, make_targets
 
     targets = make_targets("moto-server", "sqs-standard", jobs=3)
     try:
@@ -204,8 +207,8 @@ def _witness_phase_connections(monkeypatch, targets) -> list[int]:
     """Run the witnesses' phase (a few of them) on `targets`; how many connections the replay was given."""
     from dataclasses import replace
 
-    from conformance import runner, witnesses
-    from conformance.runner import run
+    from sqs_conformance.conformance import runner, witnesses
+    from sqs_conformance.conformance.runner import run
 
     real_load, real_replay, given = witnesses.load, witnesses.replay, []
     monkeypatch.setattr(witnesses, "load", lambda *a: replace(real_load(*a), witnesses=real_load(*a).witnesses[:6]))
@@ -220,7 +223,7 @@ def test_on_a_real_clock_the_witnesses_are_replayed_on_more_connections_than_job
         server, monkeypatch):
     """The witnesses are bound by their waits: each job replays them on WITNESS_CONNECTIONS_PER_JOB connections
     at once, each on its own queues, and the extra ones delete theirs when the phase ends."""
-    from conformance.runner import WITNESS_CONNECTIONS_PER_JOB
+    from sqs_conformance.conformance.runner import WITNESS_CONNECTIONS_PER_JOB
 
     jobs = [endpoint(server)]
     jobs.append(jobs[0].another_connection())
@@ -239,6 +242,6 @@ def test_on_a_real_clock_the_witnesses_are_replayed_on_more_connections_than_job
 
 
 def test_on_a_virtual_clock_the_witnesses_are_replayed_on_the_jobs_alone(monkeypatch):
-    from adapters.model_target import ModelTarget
+    from sqs_conformance.adapters.model_target import ModelTarget
 
     assert _witness_phase_connections(monkeypatch, [ModelTarget("sqs-standard")]) == [1]

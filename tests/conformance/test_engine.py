@@ -5,9 +5,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from adapters.model_target import ModelTarget
-from conformance import runner
-from conformance.runner import run
+from sqs_conformance.adapters.model_target import ModelTarget
+from sqs_conformance.conformance import runner
+from sqs_conformance.conformance.runner import run
 from tests.conformance.planted import TwoBugs, WrongMalformedHandleCode
 
 
@@ -90,9 +90,9 @@ def test_concurrent_jobs_share_findings_and_keep_their_cases_apart(tmp_path):
 def test_shrinking_is_capped_for_the_clock_and_restored_after():
     from hypothesis.internal.conjecture import engine
 
-    from adapters.base import VirtualClock
-    from adapters.model_target import ModelTarget
-    from conformance.runner import REAL_CLOCK_SHRINK_SECONDS, VIRTUAL_CLOCK_SHRINK_SECONDS, run
+    from sqs_conformance.adapters.base import VirtualClock
+    from sqs_conformance.adapters.model_target import ModelTarget
+    from sqs_conformance.conformance.runner import REAL_CLOCK_SHRINK_SECONDS, VIRTUAL_CLOCK_SHRINK_SECONDS, run
 
     class ShiftedModel(ModelTarget):
         """The model, its clock labelled as a moved one, noting the shrinking cap in force at each step."""
@@ -130,7 +130,7 @@ def test_shrinking_is_capped_for_the_clock_and_restored_after():
 def test_a_run_collects_cycles_less_often_and_leaves_the_collector_as_it_found_it():
     import gc
 
-    from conformance.runner import RUN_COLLECTION_THRESHOLD
+    from sqs_conformance.conformance.runner import RUN_COLLECTION_THRESHOLD
 
     class NotingModel(ModelTarget):
         """The model, noting the collector's thresholds in force at each step; it fails if asked to."""
@@ -202,7 +202,7 @@ def test_a_search_budget_keeps_searching_past_coverage_and_then_stops(monkeypatc
 def test_the_model_judged_as_a_real_target_conforms_to_itself(profile):
     """Each request a 20 ms window and the checker's 0.5 s tolerance, as real targets are judged: the model taking
     effect inside its windows must never be flagged (a false alarm of the real-clock judgement otherwise)."""
-    from conformance.witnesses import JudgedModel
+    from sqs_conformance.conformance.witnesses import JudgedModel
 
     result = run(JudgedModel(profile), profile, examples=150, seed=11, witnesses=False, coverage_rounds=0,
                  max_rounds=2)
@@ -214,7 +214,7 @@ def test_the_one_private_hypothesis_hook_caps_shrinking_and_restores_it():
     place, and puts it back. Should a release drop the constant, the cap is skipped rather than crashing."""
     from hypothesis.internal.conjecture import engine
 
-    from conformance.hypothesis_hooks import is_final_replay, shrinking_at_most
+    from sqs_conformance.conformance.hypothesis_hooks import is_final_replay, shrinking_at_most
 
     before = engine.MAX_SHRINKING_SECONDS
     with shrinking_at_most(7.5):
@@ -232,7 +232,7 @@ def test_quick_draws_make_the_choices_data_draw_makes_and_fall_back_without_the_
     labels and all."""
     from hypothesis import Phase, given, seed, settings, strategies as st
 
-    from conformance.hypothesis_hooks import QuickDraws
+    from sqs_conformance.conformance.hypothesis_hooks import QuickDraws
 
     strategies = [st.integers(0, 9), st.booleans(), st.sampled_from(["a", "b", "c"]), st.floats(0, 1)]
 
@@ -265,8 +265,8 @@ def test_quick_draws_make_the_choices_data_draw_makes_and_fall_back_without_the_
 def test_a_machine_draws_quickly_but_on_the_replay_hypothesis_prints():
     """Hypothesis labels each draw of `data.draw` in the example it prints, its final replay of a failing case:
     there the rule gets `data` itself."""
-    from conformance.hypothesis_hooks import QuickDraws
-    from conformance.machine import drawing
+    from sqs_conformance.conformance.hypothesis_hooks import QuickDraws
+    from sqs_conformance.conformance.machine import drawing
 
     given_to_rule = []
 
@@ -282,10 +282,10 @@ def test_a_machine_draws_quickly_but_on_the_replay_hypothesis_prints():
 def test_a_search_finding_keeps_no_step_and_no_wait_it_does_not_need():
     """Hypothesis shrinks on a budget, by whole machine steps: on a virtual clock each finding is then replayed
     without each step and each wait, so a malformed handle's case is a queue and the one call, with no sleep."""
-    from conformance.minimal import MinimalCases
-    from conformance.runner import Finding, RunResult, _trim_search_findings
-    from conformance.session import Session
-    from model.values import CreateQueue, DeleteMessage, SendMessage
+    from sqs_conformance.conformance.minimal import MinimalCases
+    from sqs_conformance.conformance.runner import Finding, RunResult, _trim_search_findings
+    from sqs_conformance.conformance.session import Session
+    from sqs_conformance.model.values import CreateQueue, DeleteMessage, SendMessage
 
     target = WrongMalformedHandleCode("sqs-standard")
     session = Session(target, "sqs-standard", run_id="t", case=1, trace=None)
@@ -306,10 +306,10 @@ def test_trimming_stops_at_its_deadline_with_the_simplest_case_shown_so_far():
     """Trimming replays a case many times; past its deadline it tries nothing more and keeps what it has."""
     import time
 
-    from conformance.session import Session
-    from conformance.witness_replay import Replayed, replay_case
-    from conformance.witness_trimming import fewest_steps
-    from model.values import CreateQueue, DeleteMessage, SendMessage
+    from sqs_conformance.conformance.session import Session
+    from sqs_conformance.conformance.witnesses.replay import Replayed, replay_case
+    from sqs_conformance.conformance.witnesses.trimming import fewest_steps
+    from sqs_conformance.model.values import CreateQueue, DeleteMessage, SendMessage
 
     target = WrongMalformedHandleCode("sqs-standard")
     session = Session(target, "sqs-standard", run_id="t", case=1, trace=None)
@@ -352,12 +352,14 @@ def test_the_trace_marks_hypothesis_final_replay_of_a_failing_case(tmp_path):
 def test_a_trimmed_case_sends_only_handles_an_earlier_kept_step_issued_or_plain_garbage():
     """Left without the receive that issued a handle, a case must not send the model's own name for it
     ('rh-1', 'left-out-rh-1'), which a target could never have issued: it sends a handle garbage to every queue."""
-    from adapters.model_target import ModelTarget
-    from conformance.translate import GARBAGE_HANDLES
-    from conformance.session import Session, play
-    from conformance.translate import handles_named
-    from conformance.witness_trimming import without_step
-    from model.values import ChangeMessageVisibility, CreateQueue, DeleteMessage, ReceiveMessage, SendMessage
+    from sqs_conformance.adapters.model_target import ModelTarget
+    from sqs_conformance.conformance.translate import GARBAGE_HANDLES
+    from sqs_conformance.conformance.session import Session, play
+    from sqs_conformance.conformance.translate import handles_named
+    from sqs_conformance.conformance.witnesses.trimming import without_step
+    from sqs_conformance.model.values import (
+        ChangeMessageVisibility, CreateQueue, DeleteMessage, ReceiveMessage, SendMessage,
+    )
 
     session = Session(ModelTarget("sqs-standard"), "sqs-standard", run_id="t", case=1, trace=None)
     for op in (CreateQueue("q", {}), SendMessage("q", "m1"), SendMessage("q", "m2"), ReceiveMessage("q"),
@@ -376,7 +378,7 @@ def test_a_trimmed_case_sends_only_handles_an_earlier_kept_step_issued_or_plain_
 def test_pick_draws_what_sampled_from_draws_and_keeps_each_values_type():
     from hypothesis import given, seed, settings, strategies as st
 
-    from conformance.machine import pick
+    from sqs_conformance.conformance.machine import pick
 
     drawn: list[tuple] = []
 
@@ -417,8 +419,8 @@ def test_a_machine_offers_only_the_rules_its_profile_can_run_and_a_left_out_rule
     be refused. Each profile's machine leaves those out, and keeps every other."""
     from hypothesis.stateful import RULE_MARKER
 
-    from conformance.machine import Run, VisibilityMachine, build_machine
-    from model.profiles import PROFILES
+    from sqs_conformance.conformance.machine import Run, VisibilityMachine, build_machine
+    from sqs_conformance.model.profiles import PROFILES
 
     def rules(profile: str) -> set[str]:
         machine = build_machine(Run(ModelTarget(profile), profile, run_id="t"))
@@ -443,7 +445,7 @@ def test_a_finished_run_leaves_nothing_of_its_target_alive():
     import gc
     import weakref
 
-    from conformance.witness_search import search
+    from sqs_conformance.conformance.witnesses.search import search
 
     target = TwoBugs("sqs-standard")  # diverging, so its findings and their steps are kept too
     result = run(target, "sqs-standard", examples=10, seed=5, max_rounds=2, coverage_rounds=0)
@@ -454,7 +456,7 @@ def test_a_finished_run_leaves_nothing_of_its_target_alive():
     assert gone() is None
 
     # The witness search builds its machines on runs of its own, on the model: none is kept either.
-    from conformance.machine import Run
+    from sqs_conformance.conformance.machine import Run
 
     def runs_alive() -> int:
         gc.collect()

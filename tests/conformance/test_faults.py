@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.session import Session, play
-from model.values import (
+from sqs_conformance.conformance.session import Session, play
+from sqs_conformance.model.values import (
     ChangeEntry, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage, GetQueueAttributes, ReceiveMessage,
     SendMessage, SetQueueAttributes, Unknown,
 )
@@ -45,7 +45,7 @@ def test_what_follows_a_lost_answer_the_model_must_refuse_reports_nothing_and_de
     """A target that accepts what the model refuses (the operation, or one entry of a batch), where that answer is
     lost: the next attribute read shows it, a consequence nobody saw happen. Nothing after the unknown step is
     reported or decided; the same read after a refusal that did come back is judged as ever."""
-    from conformance.witness_replay import Replayed, replay_case
+    from sqs_conformance.conformance.witnesses.replay import Replayed, replay_case
 
     planted, case, rule = LOST_REFUSALS[refused]
     lost_step = len(case) - 2
@@ -59,7 +59,7 @@ def test_what_follows_a_lost_answer_the_model_must_refuse_reports_nothing_and_de
 
 # --- a conforming queue behind a simulated network that loses answers -------------------------------------------
 
-from conformance.witness_catalogue import load as load_witnesses, profiles_and_paces  # noqa: E402
+from sqs_conformance.conformance.witnesses.catalogue import load as load_witnesses, profiles_and_paces  # noqa: E402
 from tests.simulated_network import LOSSES, SimulatedNetwork  # noqa: E402
 
 
@@ -78,7 +78,7 @@ def test_no_witness_is_flagged_on_a_conforming_queue_whatever_one_or_two_answers
     a network that takes time both ways, judged as a real clock is (windows, tolerance). Whatever is lost, nothing
     may be reported: what a lost answer leaves open (a message received or not, moved to the dead-letter queue or
     not, a retry repeated or not, a first receive at any instant of its window) must stay permitted."""
-    from conformance.witness_replay import Replayed, replay_case
+    from sqs_conformance.conformance.witnesses.replay import Replayed, replay_case
 
     flagged = []
     for number, witness in enumerate(load_witnesses(profile, pace).witnesses):
@@ -95,7 +95,7 @@ def test_a_conforming_queue_behind_a_lossy_network_is_never_flagged(profile, see
     """The search (and the witnesses, where the profile has real-clock ones) through four connections that each
     take time both ways and lose 15% of answers: its sequences reach what the witnesses do not (attempt-id
     retries, locks by message id, several messages in play). Any rule reported is a false alarm."""
-    from conformance.runner import run
+    from sqs_conformance.conformance.runner import run
 
     targets = [SimulatedNetwork(profile, LOSSES, seed=seed * 100 + job) for job in range(4)]
     witnessed = (profile, "real") in profiles_and_paces()
@@ -118,8 +118,8 @@ JOBS = 8
 def _witnesses_through(server, faults: tuple[str, ...], rate: float, seed: int):
     """The witnesses of sqs-standard through a proxy doing `faults`: the findings by rule, the faults done, and the
     queues of the run still on the server afterwards."""
-    from adapters.endpoint import EndpointTarget
-    from conformance.runner import run
+    from sqs_conformance.adapters.endpoint import EndpointTarget
+    from sqs_conformance.conformance.runner import run
 
     with FaultProxy(server.url, faults, rate=rate, seed=seed) as proxy:
         # Connections side by side, as a real-clock run makes them, so that the witnesses' waits overlap.

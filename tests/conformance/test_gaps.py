@@ -1,9 +1,9 @@
 """A rule exercised only where any answer was permitted is a gap of the run, never a pass."""
 
-from conformance.runner import RunResult
-from conformance.session import Tallies
-from model.outcomes import Outcome, Verdict
-from model.values import ChangeOk, ErrorSpec
+from sqs_conformance.conformance.runner import RunResult
+from sqs_conformance.conformance.session import Tallies
+from sqs_conformance.model.outcomes import Outcome, Verdict
+from sqs_conformance.model.values import ChangeOk, ErrorSpec
 
 
 def test_a_rule_only_ever_undecided_is_reported_as_a_gap():

@@ -10,19 +10,19 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import boto3
 import pytest
 
-from adapters import interrupt
-from adapters.endpoint import QUEUE_PREFIX
-from adapters.model_target import ModelTarget
-from adapters.moto_target import MotoTarget
-from conformance.runner import RunInterrupted, run
+from sqs_conformance.adapters import interrupt
+from sqs_conformance.adapters.endpoint import QUEUE_PREFIX
+from sqs_conformance.adapters.model_target import ModelTarget
+from sqs_conformance.adapters.moto_target import MotoTarget
+from sqs_conformance.conformance.runner import RunInterrupted, run
 from tests.fault_proxy import STALL, FaultProxy
+from tests.cli import SQS_CONFORMANCE
 
 # Bounds far from both sides: a stopped run ends in about a second (benchmarks/interrupt.py measures it), a run
 # that is not stopped goes on for minutes, and a request held by the proxy lasts the client's 25 s read timeout.
@@ -42,7 +42,7 @@ def queues_left(server) -> list[str]:
 def start_run(tmp_path: Path, url: str) -> subprocess.Popen:
     """The CLI against an endpoint on a real clock, eight jobs, in a process group of its own (as a shell runs it)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "conformance", "run", "--target", "endpoint", "--endpoint-url", url, "--jobs", "8",
+        [*SQS_CONFORMANCE, "run", "--target", "endpoint", "--endpoint-url", url, "--jobs", "8",
          "--out", str(tmp_path / "out")],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         env={**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"})
@@ -184,8 +184,8 @@ def test_a_budget_ends_a_case_that_only_waits():
     is: a case of waits alone must not carry a run past its budget."""
     import time
 
-    from adapters.base import RealClock
-    from conformance.session import BudgetSpent, Session
+    from sqs_conformance.adapters.base import RealClock
+    from sqs_conformance.conformance.session import BudgetSpent, Session
 
     target = ModelTarget("sqs-standard")
     target.clock = RealClock()
@@ -201,7 +201,7 @@ def test_a_budget_ends_a_case_that_only_waits():
 def test_a_budget_spent_in_the_witnesses_leaves_no_queue_of_their_extra_connections(moto_server):
     """On a real clock the witnesses are played on more connections than the jobs'; those are the run's to close,
     also when the budget ends the witnesses."""
-    from adapters.endpoint import EndpointTarget
+    from sqs_conformance.adapters.endpoint import EndpointTarget
 
     jobs = [EndpointTarget(endpoint_url=moto_server.url, local_credentials=True) for _ in range(2)]
     try:

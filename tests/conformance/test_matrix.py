@@ -1,21 +1,23 @@
 """The emulator matrix: installing and starting emulators on loopback, the time-travel probe, the README table."""
 
 import datetime
+import os
+import platform
 import shutil
 import subprocess
-import sys
 import threading
 import time
 
 import boto3
 import pytest
 
-from adapters import emulators
-from adapters.base import ShiftedClock, TargetError
-from adapters.endpoint import EmulatorTarget, TimeTravelUnsupported, settle_for
-from conformance import matrix
-from model.rules import rules_for
+from sqs_conformance.adapters import emulators
+from sqs_conformance.adapters.base import ShiftedClock, TargetError
+from sqs_conformance.adapters.endpoint import EmulatorTarget, TimeTravelUnsupported, settle_for
+from sqs_conformance.conformance import matrix
+from sqs_conformance.model.rules import rules_for
 from tests.loopback import LOOPBACK_V4, listening_addresses
+from tests.cli import SQS_CONFORMANCE
 
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="Node.js and npm are needed for the npm emulators")
@@ -48,7 +50,7 @@ def test_a_failed_install_is_one_line_naming_its_log(tmp_path):
 def test_an_unknown_emulator_is_refused_in_one_line():
     with pytest.raises(TargetError, match="unknown emulator 'nope'; known: moto-server, localstack"):
         emulators.emulator("nope")
-    result = subprocess.run([sys.executable, "-m", "conformance", "matrix", "--emulator", "nope", "--no-readme"],
+    result = subprocess.run([*SQS_CONFORMANCE, "matrix", "--emulator", "nope", "--no-page"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "unknown emulator nope" in result.stderr
 
@@ -58,7 +60,7 @@ def test_an_emulator_whose_clock_libfaketime_cannot_move_is_refused_for_time_tra
     """moto's server with a libfaketime that moves nothing stands for an emulator timing on the monotonic clock:
     the probe must notice that the hidden message never came back, and the server must be stopped. It probes a
     queue of the kind the run will use (a FIFO queue's messages may come back by other timers)."""
-    from adapters import servers
+    from sqs_conformance.adapters import servers
 
     monkeypatch.setattr(servers.FakeTime, "shift", lambda self, offset: self.file.write_text("+0\n"))
     started = []
@@ -112,7 +114,7 @@ def test_an_emulator_that_brings_messages_back_on_a_periodic_scan_is_given_the_t
     second (LocalStack): after an instant jump past a deadline its next scan is still up to a period away, where a
     real wait would have scanned. The probe measures that lag; each advance then ends with a real second or more,
     so the step after it finds what the wait released, as it would on a real clock."""
-    from adapters import servers
+    from sqs_conformance.adapters import servers
 
     real_shift = servers.FakeTime.shift
 
@@ -136,7 +138,7 @@ def test_an_emulator_that_brings_messages_back_on_a_periodic_scan_is_given_the_t
 
 def test_the_matrix_checks_on_a_real_clock_what_cannot_travel_in_time(monkeypatch, tmp_path):
     """Stands the model in for the emulator, so the fallback and the cell's verdicts come from a real run."""
-    from adapters.model_target import ModelTarget
+    from sqs_conformance.adapters.model_target import ModelTarget
 
     asked = []
 
@@ -156,7 +158,7 @@ def test_the_matrix_checks_on_a_real_clock_what_cannot_travel_in_time(monkeypatc
 
 
 def test_a_real_clock_matrix_never_moves_an_emulator_and_witnesses_only_searches_nothing(monkeypatch, tmp_path):
-    from adapters.model_target import ModelTarget
+    from sqs_conformance.adapters.model_target import ModelTarget
 
     asked = []
 
@@ -185,58 +187,104 @@ def test_an_emulator_that_does_not_start_is_a_cell_with_its_error(monkeypatch, t
 def cells():
     rules = [r.id for r in rules_for("sqs-standard")]
     good = matrix.Cell("fauxqs", "sqs-standard", "1.9.2", "libfaketime", 12.0, 40,
-                       {r: "conforms" for r in rules} | {"VIS-TERMINATE": "diverges", "VIS-CEILING": "not exercised"})
-    broken = matrix.Cell("localstack", "sqs-standard", error="localstack exited at start (exit code 1)")
+                       {r: "conforms" for r in rules} | {"VIS-TERMINATE": "diverges", "VIS-CEILING": "not exercised"},
+                       checked="2026-11-21T10:15:00+00:00", command="sqs-conformance matrix --emulator fauxqs",
+                       suite="sqs-conformance 0.1.0", machine="2 cores, CPython 3.11.7")
+    broken = matrix.Cell("localstack", "sqs-standard", error="localstack exited at start (exit code 1)",
+                         checked="2026-11-21T10:20:00+00:00", command="sqs-conformance matrix --emulator localstack",
+                         suite="sqs-conformance 0.1.0", machine="2 cores, CPython 3.11.7")
     return [good, broken]
 
 
+WRITTEN = datetime.datetime(2026, 11, 21, 11, 0, tzinfo=datetime.UTC)
+
+
 def test_the_matrix_table_has_a_row_per_rule_and_a_column_per_emulator():
-    text = matrix.markdown(cells(), "sqs-conformance matrix", datetime.date(2026, 11, 21))
-    assert "Checked on 2026-11-21 with `sqs-conformance matrix`" in text
+    text = matrix.markdown(cells())
     assert "| rule | fauxqs 1.9.2 | localstack |" in text
     assert "| VIS-TERMINATE | **✗** | — |" in text
     assert "| VIS-CEILING | · | — |" in text
     assert "| VIS-EXTEND-NONADDITIVE | ✓ | — |" in text
     assert "| diverging rules | 1 | — |" in text
+    assert "| minutes | 0.2 | 0.0 |" in text
     assert "- localstack (sqs-standard) was not checked: localstack exited at start (exit code 1)" in text
-    assert sum(line.startswith("| ") for line in text.splitlines()) == len(rules_for("sqs-standard")) + 4
+    assert sum(line.startswith("| ") for line in text.splitlines()) == len(rules_for("sqs-standard")) + 5
 
 
-def test_the_readme_section_is_replaced_and_the_rest_kept(tmp_path):
-    readme = tmp_path / "README.md"
-    readme.write_text("# Title\n\nIntro.\n")
-    matrix.write_into(readme, "first table\n")
-    assert readme.read_text() == (f"# Title\n\nIntro.\n\n## Emulator matrix\n\n{matrix.START}\nfirst table\n"
-                                  f"{matrix.END}\n")
-    readme.write_text(readme.read_text() + "\n## After\n\nKept.\n")
-    matrix.write_into(readme, "second table\n")
-    text = readme.read_text()
-    assert "second table" in text and "first table" not in text
-    assert text.startswith("# Title\n\nIntro.\n") and text.endswith("## After\n\nKept.\n")
+def test_the_page_is_headed_with_when_by_what_on_which_versions_and_machine():
+    text = matrix.page(cells(), "sqs-conformance matrix --merge a.json", WRITTEN)
+    assert text.startswith("# Emulator matrix\n")
+    assert "| written | 2026-11-21 11:00 UTC by `sqs-conformance matrix --merge a.json` |" in text
+    assert "| checked | 2026-11-21 10:15 to 2026-11-21 10:20 UTC" in text
+    # cells merged from two commands: each is named
+    assert ("| checked by | `sqs-conformance matrix --emulator fauxqs`; "
+            "`sqs-conformance matrix --emulator localstack` |") in text
+    assert "| emulators | fauxqs 1.9.2 |" in text  # localstack never started: no version to show
+    assert "| suite | sqs-conformance 0.1.0 |" in text and "| machine | 2 cores, CPython 3.11.7 |" in text
+    # Every emulator and profile not on the page is named: a stopped matrix says what it lacks.
+    assert "**Incomplete:** not checked: moto-server on sqs-standard, ministack on sqs-standard," in text
+    assert "fauxqs on sqs-fifo" in text and "fauxqs on sqs-standard," not in text
+    assert text.endswith(matrix.markdown(cells()))
 
 
-def test_matrices_checked_side_by_side_are_merged_into_one_table(tmp_path):
+def test_a_complete_page_says_nothing_is_missing_and_cells_of_older_matrices_say_they_are_unrecorded():
+    rules = {r.id: "conforms" for r in rules_for("sqs-standard")}
+    every = [matrix.Cell(e, p, "1", "real", 60.0, 10, rules) for p in matrix.PROFILES for e in emulators.EMULATORS]
+    text = matrix.page(every, "sqs-conformance matrix", WRITTEN)
+    assert "Incomplete" not in text
+    assert "| checked | not recorded |" in text and "| machine | not recorded |" in text
+
+
+def test_the_machine_and_the_suite_are_described_in_one_line():
+    assert matrix.machine().startswith(f"{os.cpu_count()} cores, ") and platform.python_version() in matrix.machine()
+    assert matrix.suite_version().startswith("sqs-conformance ")
+
+
+def test_the_page_is_written_whole_and_its_folder_made(tmp_path):
+    path = tmp_path / "docs" / "emulators.md"
+    matrix.write_page(path, "first\n")
+    matrix.write_page(path, "second\n")
+    assert path.read_text() == "second\n" and [p.name for p in path.parent.iterdir()] == ["emulators.md"]
+
+
+def test_matrices_checked_side_by_side_are_merged_into_one_page(tmp_path):
     first, second = cells()
     matrix.save([first], tmp_path / "a.json")
     matrix.save([second], tmp_path / "b.json")
     assert matrix.load([tmp_path / "a.json", tmp_path / "b.json"]) == [first, second]
-    readme = tmp_path / "README.md"
-    result = subprocess.run([sys.executable, "-m", "conformance", "matrix", "--merge", str(tmp_path / "a.json"),
-                             "--merge", str(tmp_path / "b.json"), "--readme", str(readme)],
+    page = tmp_path / "site" / "emulators.md"
+    result = subprocess.run([*SQS_CONFORMANCE, "matrix", "--merge", str(tmp_path / "a.json"),
+                             "--merge", str(tmp_path / "b.json"), "--page", str(page)],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1  # one emulator was not checked
-    assert "| rule | fauxqs 1.9.2 | localstack |" in readme.read_text()
+    text = page.read_text()
+    assert "| rule | fauxqs 1.9.2 | localstack |" in text
+    assert f"by `sqs-conformance matrix --merge {tmp_path / 'a.json'} --merge {tmp_path / 'b.json'} --page" in text
+    assert "| checked | 2026-11-21 10:15 to 2026-11-21 10:20 UTC" in text
+    # --no-page writes nothing, and prints the tables
+    result = subprocess.run([*SQS_CONFORMANCE, "matrix", "--merge", str(tmp_path / "a.json"), "--no-page",
+                             "--page", str(tmp_path / "other.md")], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "| rule | fauxqs 1.9.2 |" in result.stdout
+    assert not (tmp_path / "other.md").exists()
     (tmp_path / "bad.json").write_text("{}")
-    result = subprocess.run([sys.executable, "-m", "conformance", "matrix", "--merge", str(tmp_path / "bad.json"),
-                             "--no-readme"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([*SQS_CONFORMANCE, "matrix", "--merge", str(tmp_path / "bad.json"),
+                             "--no-page"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "is not a matrix.json written by" in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_a_page_that_cannot_be_written_is_refused_in_one_line_before_anything_is_checked(tmp_path):
+    (tmp_path / "file").write_text("")
+    result = subprocess.run([*SQS_CONFORMANCE, "matrix", "--emulator", "fauxqs", "--page",
+                             str(tmp_path / "file" / "emulators.md")], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "cannot write the page" in result.stderr and "against" not in result.stdout
 
 
 def test_an_emulator_that_stops_keeping_time_after_a_large_jump_is_refused_for_time_travel(monkeypatch):
     """A clock that moves for seconds but not after hours of jump stands for an emulator whose sleeps break
     there: its lateness would be the probe's, not its own."""
-    from adapters import servers
+    from sqs_conformance.adapters import servers
 
     real_shift = servers.FakeTime.shift
     monkeypatch.setattr(servers.FakeTime, "shift",
@@ -246,7 +294,7 @@ def test_an_emulator_that_stops_keeping_time_after_a_large_jump_is_refused_for_t
 
 
 def test_a_server_that_dies_during_the_time_travel_probe_is_one_line_and_stopped(monkeypatch):
-    from adapters import servers
+    from sqs_conformance.adapters import servers
 
     started = []
     real_start = emulators.start

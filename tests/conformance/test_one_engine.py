@@ -3,14 +3,14 @@ and its early-return policy is decided before the trace line is written."""
 
 import json
 
-from conformance import witnesses
-from conformance.check import check_traces
-from conformance.cases import FoundCase
-from conformance.confirm import confirm
-from conformance.redelivery import IN_A_RUN
-from conformance.runner import run
-from conformance.trace import TraceWriter
-from model.values import CreateQueue, ReceiveMessage, SendMessage
+from sqs_conformance.conformance import witnesses
+from sqs_conformance.conformance.check import check_traces
+from sqs_conformance.conformance.cases import FoundCase
+from sqs_conformance.conformance.confirm import confirm
+from sqs_conformance.conformance.redelivery import IN_A_RUN
+from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.trace import TraceWriter
+from sqs_conformance.model.values import CreateQueue, ReceiveMessage, SendMessage
 from tests.conformance.planted import EarlyDeadlines, WrongMalformedHandleCode
 
 POLL = {"max_messages": 10, "wait_time_seconds": 1}
@@ -109,8 +109,8 @@ def test_what_follows_a_divergence_that_led_the_model_astray_reports_nothing_and
     bug later showed as a message 'missing' under another rule): the run and the witnesses do not report it, no
     later step counts as deciding a rule, and confirm says the case went another way. A divergence that can change
     no state (a wrong attribute value) leaves later steps judged as ever."""
-    from conformance.witnesses import Replayed, replay_case
-    from model.values import AttributesOk, DeleteMessage, DeleteMessageBatch, GetQueueAttributes
+    from sqs_conformance.conformance.witnesses import Replayed, replay_case
+    from sqs_conformance.model.values import AttributesOk, DeleteMessage, DeleteMessageBatch, GetQueueAttributes
     from tests.conformance.planted import EmptyBatchAccepted, TwoBugs
 
     class EarlyAndAcceptsEmptyBatches(EarlyDeadlines, EmptyBatchAccepted):

@@ -19,7 +19,7 @@ def test_the_plugin_runs_the_suite_as_tests(tmp_path, extra):
 def test_a_failing_target_fails_its_test(tmp_path):
     conftest = tmp_path / "conftest.py"
     conftest.write_text(
-        "import adapters.registry as registry\n"
+        "import sqs_conformance.adapters.registry as registry\n"
         "from tests.conformance.planted import WrongMalformedHandleCode\n"
         "original = registry.make_target\n"
         "registry.make_target = lambda spec, profile: WrongMalformedHandleCode(profile) if spec == 'planted' "
@@ -35,8 +35,8 @@ def test_a_failing_target_fails_its_test(tmp_path):
 
 
 IN_HOUSE = '''
-from adapters.model_target import ModelTarget
-from model.values import DeleteMessage, Error, Ok
+from sqs_conformance.adapters.model_target import ModelTarget
+from sqs_conformance.model.values import DeleteMessage, Error, Ok
 
 
 class LenientQueue(ModelTarget):
@@ -82,8 +82,8 @@ def test_in_another_project_beside_its_own_tests(tmp_path):
 
 
 def test_its_defaults_are_runs():
-    from conformance import pytest_plugin
-    from conformance.cli import run
+    from sqs_conformance.conformance import pytest_plugin
+    from sqs_conformance.conformance.cli import run
 
     class Options:
         """What the plugin declares, as pytest's parser would take it."""
@@ -108,7 +108,7 @@ def test_its_defaults_are_runs():
 def test_a_profile_the_target_does_not_speak_is_skipped_with_its_reason(tmp_path):
     """The project's own in-house example speaks sqs-standard only: its FIFO test is skipped, in one line."""
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs",
-                           "--sqs-target=python:adapters.examples.inhouse_queue:InHouseQueue", "--sqs-witnesses-only",
+                           "--sqs-target=python:examples.inhouse_queue:InHouseQueue", "--sqs-witnesses-only",
                            f"--sqs-out={tmp_path / 'runs'}"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     # Both counted as collected, as a test file's are

@@ -8,13 +8,15 @@ from unittest.mock import patch
 import pytest
 from moto import mock_aws
 
-from adapters.sqs_calls import CLIENT_OPTIONS
-from conformance.report import _SCRIPT_HEAD, answer_words, boto3_script, describe_finding, permitted_checks
-from conformance.runner import run
-from model.outcomes import (
+from sqs_conformance.adapters.sqs_calls import CLIENT_OPTIONS
+from sqs_conformance.conformance.report import (
+    _SCRIPT_HEAD, answer_words, boto3_script, describe_finding, permitted_checks,
+)
+from sqs_conformance.conformance.runner import run
+from sqs_conformance.model.outcomes import (
     AttributeWithin, Divergence, ReceiveInOrder, ReceiveRepeated, ReceiveSome, ReceiveWithout,
 )
-from model.values import BatchOk, EntryFailure, ErrorSpec
+from sqs_conformance.model.values import BatchOk, EntryFailure, ErrorSpec
 from tests.conformance.planted import WrongMalformedHandleCode
 
 
@@ -56,11 +58,11 @@ def test_the_script_runs_against_an_endpoint_and_shows_the_answer(monkeypatch):
 
 
 def test_a_timeline_of_several_queues_names_the_queue_on_each_row():
-    from adapters.model_target import ModelTarget
-    from conformance.runner import Finding
-    from conformance.session import Session
-    from model import Divergence
-    from model.values import CreateQueue, ReceiveMessage, SendMessage
+    from sqs_conformance.adapters.model_target import ModelTarget
+    from sqs_conformance.conformance.runner import Finding
+    from sqs_conformance.conformance.session import Session
+    from sqs_conformance.model import Divergence
+    from sqs_conformance.model.values import CreateQueue, ReceiveMessage, SendMessage
 
     def finding(ops):
         session = Session(ModelTarget("sqs-standard"), "sqs-standard", run_id="t", case=1, trace=None)

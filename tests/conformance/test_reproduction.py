@@ -14,12 +14,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from adapters.emulators import start_moto_server
-from adapters.endpoint import EndpointTarget
-from conformance.cases import FoundCase
-from conformance.confirm import confirm
-from conformance.report import write_findings
-from conformance.runner import run
+from sqs_conformance.adapters.emulators import start_moto_server
+from sqs_conformance.adapters.endpoint import EndpointTarget
+from sqs_conformance.conformance.cases import FoundCase
+from sqs_conformance.conformance.confirm import confirm
+from sqs_conformance.conformance.report import write_findings
+from sqs_conformance.conformance.runner import run
 from tests.aws_wire import AwsLikeEndpoint
 
 # Rules whose divergence on moto is in an answer's text, not its code: a script comparing codes would call them
@@ -92,7 +92,7 @@ def test_every_finding_of_a_virtual_clock_run_replays_on_a_real_clock_within_a_m
     """On moto in-process, waiting is free and time exact; its findings are still ones a real clock replays: those
     a real clock's timing would show first, then the least waiting among the shortest, so `confirm` against moto's
     server (a real clock) reproduces each, in seconds."""
-    from adapters.moto_target import MotoTarget
+    from sqs_conformance.adapters.moto_target import MotoTarget
 
     target = MotoTarget()
     try:
@@ -118,10 +118,10 @@ def test_a_divergence_shown_only_by_exact_time_is_marked_so(tmp_path, wait, time
     1.5 s is inside the band the tolerance and the evidence's hedge leave open, 3.08 s is not."""
     import json
 
-    from adapters.moto_target import MotoTarget
-    from conformance.session import Session
-    from conformance.trace import TraceWriter
-    from model.values import ChangeMessageVisibility, CreateQueue, ReceiveMessage, SendMessage
+    from sqs_conformance.adapters.moto_target import MotoTarget
+    from sqs_conformance.conformance.session import Session
+    from sqs_conformance.conformance.trace import TraceWriter
+    from sqs_conformance.model.values import ChangeMessageVisibility, CreateQueue, ReceiveMessage, SendMessage
 
     target = MotoTarget()
     trace = TraceWriter(tmp_path / "trace.jsonl", columnar=False)

@@ -4,11 +4,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from adapters.base import Unsupported, VirtualClock
-from adapters.sqs_api import SqsApiTarget
-from adapters.sqs_calls import sqs_call
-from conformance.report import _call_lines
-from model.values import (
+from sqs_conformance.adapters.base import Unsupported, VirtualClock
+from sqs_conformance.adapters.sqs_api import SqsApiTarget
+from sqs_conformance.adapters.sqs_calls import sqs_call
+from sqs_conformance.conformance.report import _call_lines
+from sqs_conformance.model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteEntry, DeleteMessage,
     DeleteMessageBatch, GetQueueAttributes, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage,
     SetQueueAttributes,

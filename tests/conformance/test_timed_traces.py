@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from conformance.check import check_traces
-from conformance.trace import encode
-from model.values import (
+from sqs_conformance.conformance.check import check_traces
+from sqs_conformance.conformance.trace import encode
+from sqs_conformance.model.values import (
     ChangeMessageVisibility, CreateQueue, DeleteMessage, ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage,
     BatchOk, ChangeOk, DeleteEntry, DeleteMessageBatch, EntryFailure, Error, Ok, SendOk, SetQueueAttributes, Unknown,
 )

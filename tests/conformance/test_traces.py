@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from adapters.model_target import ModelTarget
-from conformance.check import check_traces
-from conformance.runner import run
-from conformance.trace import TraceError, read_trace
-from reports.trace_format import NAMES
+from sqs_conformance.adapters.model_target import ModelTarget
+from sqs_conformance.conformance.check import check_traces
+from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.trace import TraceError, read_trace
+from sqs_conformance.reports.trace_format import NAMES
 from tests.conformance.planted import WrongMalformedHandleCode
 
 FIELDS = set(NAMES)  # the one definition of the trace line (reports/trace_format.py)

@@ -3,20 +3,20 @@
 import dataclasses
 import itertools
 import subprocess
-import sys
 
 import pytest
 
-from adapters.model_target import ModelTarget
-from conformance import witnesses
-from conformance.machine import REAL_MAX_WAIT
-from conformance.runner import NOT_GENERATED, run, unreachable
-from model.rules import rules_for
-from model.values import (
+from sqs_conformance.adapters.model_target import ModelTarget
+from sqs_conformance.conformance import witnesses
+from sqs_conformance.conformance.machine import REAL_MAX_WAIT
+from sqs_conformance.conformance.runner import NOT_GENERATED, run, unreachable
+from sqs_conformance.model.rules import rules_for
+from sqs_conformance.model.values import (
     ChangeMessageVisibility, CreateQueue, DeleteEntry, DeleteMessage, DeleteMessageBatch, GetQueueAttributes,
     PeekMessage, ReceiveMessage, SendMessage, SetQueueAttributes,
 )
 from tests.conformance.planted import BatchesRefusedAndExpiredFifoDeleteAccepted, EarlyDeadlines, LateDeadlines
+from tests.cli import SQS_CONFORMANCE
 
 STORED = witnesses.profiles_and_paces()
 
@@ -96,7 +96,7 @@ def test_a_queue_that_returns_every_message_early_is_caught_by_one_witness():
 def test_early_returns_of_one_rule_in_several_witnesses_count_against_the_target():
     """One early return per witness is permitted in each alone, but not in three witnesses of a run; one in a run
     is a rare redelivery."""
-    from conformance.redelivery import IN_A_RUN
+    from sqs_conformance.conformance.redelivery import IN_A_RUN
 
     def early_once(timeout: int) -> witnesses.Witness:
         probed = witnesses.with_probes("sqs-standard", "virtual", witnesses.Witness(HIDDEN, received(timeout)))
@@ -117,7 +117,7 @@ def test_a_replay_is_not_counted_again_but_still_shows_early_returns_already_not
     """A case replayed (Hypothesis shrinking a failure, a witness trimmed) adds nothing to the run's count of early
     returns, so one rare redelivery replayed many times stays one; once the counted cases show a rule's early
     returns are not rare, a replay with one of them diverges again, so the shrunk case still shows it."""
-    from conformance.redelivery import IN_A_RUN
+    from sqs_conformance.conformance.redelivery import IN_A_RUN
 
     probed = witnesses.with_probes("sqs-standard", "virtual", witnesses.Witness(HIDDEN, received(30)))
     one_early = probed.steps[:-1]  # one probe: one early return
@@ -184,7 +184,7 @@ def test_search_shrinks_a_witness_for_a_rule_random_cases_rarely_reach():
 
 
 def test_witnesses_alone_check_the_reference_queue_and_find_nothing():
-    from adapters.examples.inhouse_queue import InHouseQueue
+    from examples.inhouse_queue import InHouseQueue
 
     result = run(InHouseQueue("sqs-standard"), "sqs-standard", seed=1, search=False)
     assert result.conforms, sorted(result.findings)
@@ -204,7 +204,7 @@ def test_witnesses_alone_check_the_reference_queue_and_find_nothing():
     ("TerminateIgnored", "VIS-TERMINATE", 6),
 ])
 def test_witnesses_alone_kill_mutants_with_a_short_case(mutant, rule, most_steps):
-    from adapters.examples import mutants
+    from benchmarks.reference_designs import example_mutants as mutants
 
     result = run(getattr(mutants, mutant)("sqs-standard"), "sqs-standard", seed=1, search=False)
     assert rule in result.findings, sorted(result.findings)
@@ -217,7 +217,7 @@ def test_the_model_conforms_on_its_own_witnesses_and_they_cover_the_catalogue():
 
 
 def test_witnesses_and_their_absence_are_one_line_errors(tmp_path):
-    cli = [sys.executable, "-m", "conformance"]
+    cli = list(SQS_CONFORMANCE)
     both = subprocess.run([*cli, "run", "--target", "model", "--witnesses-only", "--no-witnesses"],
                           capture_output=True, text=True)
     assert both.returncode == 2 and both.stderr.count("\n") == 1 and "nothing to run" in both.stderr
@@ -287,9 +287,9 @@ def test_on_a_real_clock_a_message_back_later_than_the_tolerance_is_seen():
 def test_replays_start_with_the_case_that_can_take_longest_long_polls_included():
     """On a real clock an empty long poll takes its whole wait: a case of short advances and long polls can take
     longer than one with a longer advance, and must start first for the waits to overlap."""
-    from conformance.cases import longest_time
-    from conformance.witness_catalogue import Aim, Witness
-    from conformance.witness_replay import distinct_witnesses
+    from sqs_conformance.conformance.cases import longest_time
+    from sqs_conformance.conformance.witnesses.catalogue import Aim, Witness
+    from sqs_conformance.conformance.witnesses.replay import distinct_witnesses
 
     polls = [(0.0, CreateQueue("q", {"ReceiveMessageWaitTimeSeconds": 3})), (0.5, ReceiveMessage("q")),
              (0.0, ReceiveMessage("q", wait_time_seconds=2)), (0.0, ReceiveMessage("q", wait_time_seconds=21))]
@@ -304,7 +304,7 @@ def test_on_a_real_clock_a_witness_a_late_answer_left_undecided_is_played_again(
     """A receive answered 1.5 s late widens its window past the 12-hour ceiling witness's margin: the first play
     decides nothing, through no fault of the target. Played again as it is, the witness shows the target's bug (the
     ceiling counted from the send). On a conforming queue answering in time the first play decides it: no more."""
-    from conformance.witness_catalogue import load
+    from sqs_conformance.conformance.witnesses.catalogue import load
     from tests.conformance.planted import CeilingFromSendSlowAtFirst
 
     aimed = [w for w in load("sqs-standard", "real").witnesses if w.aim.rule == "VIS-CEILING-FROM-RECEIVE"][:1]

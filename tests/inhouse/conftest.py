@@ -5,8 +5,8 @@ import os
 import pytest
 import redis
 
-from adapters.redisq.server import start_redis
-from adapters.redisq.target import URL_VARIABLE
+from benchmarks.reference_designs.redisq.server import start_redis
+from benchmarks.reference_designs.redisq.target import URL_VARIABLE
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.base import Unsupported
-from adapters.eventlogq.target import EventLogQueueTarget
-from model.values import (
+from sqs_conformance.adapters.base import Unsupported
+from benchmarks.reference_designs.eventlogq.target import EventLogQueueTarget
+from sqs_conformance.model.values import (
     AttributesOk,
     BatchOk,
     ChangeEntry,

@@ -5,11 +5,11 @@ conform: a divergence there is a false alarm of the suite. How many bugs the sui
 
 import pytest
 
-from adapters.eventlogq import mutants as eventlogq
-from adapters.eventlogq.target import EventLogQueueTarget
-from adapters.sqliteq import mutants as sqliteq
-from adapters.sqliteq.target import SqliteQueueTarget
-from conformance.runner import run
+from benchmarks.reference_designs.eventlogq import mutants as eventlogq
+from benchmarks.reference_designs.eventlogq.target import EventLogQueueTarget
+from benchmarks.reference_designs.sqliteq import mutants as sqliteq
+from benchmarks.reference_designs.sqliteq.target import SqliteQueueTarget
+from sqs_conformance.conformance.runner import run
 
 DESIGNS = {"sqliteq": (SqliteQueueTarget, sqliteq.MUTANTS), "eventlogq": (EventLogQueueTarget, eventlogq.MUTANTS)}
 

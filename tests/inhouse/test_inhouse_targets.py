@@ -7,16 +7,17 @@ import sys
 
 import pytest
 
-from adapters.base import Target, TargetError, VirtualClock
-from adapters.inhouse import Guarded, ProcessTarget, python_target
-from model.values import CreateQueue, ReceiveMessage, ReceiveOk, SendMessage, SendOk
+from sqs_conformance.adapters.base import Target, TargetError, VirtualClock
+from sqs_conformance.adapters.inhouse import Guarded, ProcessTarget, python_target
+from sqs_conformance.model.values import CreateQueue, ReceiveMessage, ReceiveOk, SendMessage, SendOk
+from tests.cli import SQS_CONFORMANCE
 
-NODE_QUEUE = "node adapters/examples/inhouse_queue.mjs"
+NODE_QUEUE = "node examples/inhouse_queue.mjs"
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="the example queue runs on Node.js")
 
 
 def sqs_conformance(*args):
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True, text=True,
+    return subprocess.run([*SQS_CONFORMANCE, *args], capture_output=True, text=True,
                           timeout=600)
 
 
@@ -62,16 +63,16 @@ def test_the_suite_checks_the_node_queue_and_finds_its_design_choices(tmp_path):
 
 
 def test_a_python_adapter_is_loaded_by_module_and_class(tmp_path):
-    summary = run_summary("python:adapters.model_target:ModelTarget", tmp_path, "--examples", "5", "--steps", "8",
-                          "--seed", "2", exit_code=0)
+    summary = run_summary("python:sqs_conformance.adapters.model_target:ModelTarget", tmp_path, "--examples", "5",
+                          "--steps", "8", "--seed", "2", exit_code=0)
     assert summary["target"] == "model:sqs-standard" and summary["steps"] > 20
 
 
 @pytest.mark.parametrize("spec, message", [
     ("python:nowhere", "expected python:package.module:Class"),
     ("python:no_such_module_here:Queue", "cannot import no_such_module_here"),
-    ("python:adapters.model_target:Missing", "adapters.model_target has no Missing"),
-    ("python:adapters.base:VirtualClock", "VirtualClock is not a subclass of adapters.base.Target"),
+    ("python:sqs_conformance.adapters.model_target:Missing", "adapters.model_target has no Missing"),
+    ("python:sqs_conformance.adapters.base:VirtualClock", "VirtualClock is not a subclass of adapters.base.Target"),
 ])
 def test_a_wrong_python_adapter_is_one_line(spec, message):
     with pytest.raises(TargetError, match=message):
@@ -93,7 +94,7 @@ def test_a_program_that_does_not_speak_the_protocol_is_one_line(command, message
 
 
 def test_the_python_example_conforms_on_everything_it_implements(tmp_path):
-    summary = run_summary("python:adapters.examples.inhouse_queue:InHouseQueue", tmp_path, "--examples", "30",
+    summary = run_summary("python:examples.inhouse_queue:InHouseQueue", tmp_path, "--examples", "30",
                           "--seed", "1", "--no-shrink", exit_code=0)
     assert summary["target"] == "inhouse-python" and not summary["findings"]
     # Exactly what it lacks (batches, attributes, purge, redrive) goes unexercised; everything else is checked.
@@ -103,8 +104,8 @@ def test_the_python_example_conforms_on_everything_it_implements(tmp_path):
 
 
 def test_an_additive_extend_in_the_python_example_is_caught_and_shrunk():
-    from adapters.examples.mutants import AdditiveExtend
-    from conformance.runner import run
+    from benchmarks.reference_designs.example_mutants import AdditiveExtend
+    from sqs_conformance.conformance.runner import run
 
     result = run(AdditiveExtend("sqs-standard"), "sqs-standard", examples=30, seed=1)
     assert "VIS-EXTEND-NONADDITIVE" in result.findings
@@ -119,8 +120,8 @@ def test_an_additive_extend_in_the_python_example_is_caught_and_shrunk():
     ("DelayIgnored", "DELAY-HIDES"),
 ])
 def test_mutants_of_the_example_are_killed_by_the_rule_they_break(mutant, rule):
-    from adapters.examples import mutants
-    from conformance.runner import run
+    from benchmarks.reference_designs import example_mutants as mutants
+    from sqs_conformance.conformance.runner import run
 
     result = run(getattr(mutants, mutant)("sqs-standard"), "sqs-standard", examples=30, seed=1, shrink=False)
     assert rule in result.findings, sorted(result.findings)

@@ -5,10 +5,10 @@ import os
 
 import pytest
 
-from adapters.redisq.target import URL_VARIABLE, RedisQueueTarget
-from conformance.runner import run, unreachable
-from model.rules import rules_for
-from model.values import CreateQueue, ReceiveMessage, SendMessage
+from benchmarks.reference_designs.redisq.target import URL_VARIABLE, RedisQueueTarget
+from sqs_conformance.conformance.runner import run, unreachable
+from sqs_conformance.model.rules import rules_for
+from sqs_conformance.model.values import CreateQueue, ReceiveMessage, SendMessage
 from tests.loopback import LOOPBACK_V4, listening_addresses
 
 

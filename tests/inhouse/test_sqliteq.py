@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.base import Unsupported
-from adapters.sqliteq.target import SqliteQueueTarget
-from model.values import (
+from sqs_conformance.adapters.base import Unsupported
+from benchmarks.reference_designs.sqliteq.target import SqliteQueueTarget
+from sqs_conformance.model.values import (
     ChangeMessageVisibility,
     CreateQueue,
     DeleteMessage,

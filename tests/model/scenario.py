@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from model import Model, Verdict
-from model.state import EXACT, Timing
-from model.values import (
+from sqs_conformance.model import Model, Verdict
+from sqs_conformance.model.state import EXACT, Timing
+from sqs_conformance.model.values import (
     ChangeMessageVisibility, CreateQueue, DeleteMessage, Error, GetQueueAttributes, PeekMessage, ReceiveMessage,
     ReceiveOk, Response, SendMessage, SetQueueAttributes,
 )

@@ -1,9 +1,9 @@
 """A divergence names the rule a person would fix: a refusal whose text says which check refused names that
 check's rule, not whatever else the model permitted at that step."""
 
-from model import errors
-from model.outcomes import Outcome, attribution
-from model.values import ChangeOk, Error, Ok
+from sqs_conformance.model import errors
+from sqs_conformance.model.outcomes import Outcome, attribution
+from sqs_conformance.model.values import ChangeOk, Error, Ok
 
 CEILING = Error("InvalidParameterValue", "Value 43195 for parameter VisibilityTimeout is invalid. Reason: Total "
                 "VisibilityTimeout for the message is beyond the limit [43200 seconds]", 400)
@@ -44,9 +44,11 @@ def test_other_refusals_keep_the_closest_permitted_answer_first():
 def test_moto_counting_the_ceiling_from_the_send_is_named_so_where_the_message_may_have_moved():
     """The case a fresh clone's default run reported under REDRIVE-DLQ: moto refuses an extension as beyond the
     ceiling counted from the send; the model also permitted the message to be in the dead-letter queue."""
-    from adapters.moto_target import MotoTarget
-    from conformance.session import Session
-    from model.values import ChangeMessageVisibility, CreateQueue, ReceiveMessage, SendMessage, SetQueueAttributes
+    from sqs_conformance.adapters.moto_target import MotoTarget
+    from sqs_conformance.conformance.session import Session
+    from sqs_conformance.model.values import (
+        ChangeMessageVisibility, CreateQueue, ReceiveMessage, SendMessage, SetQueueAttributes,
+    )
 
     poll = {"max_messages": 10, "wait_time_seconds": 1}
     case = [(0.0, CreateQueue("dlq", {})),
@@ -84,8 +86,8 @@ def _empty_long_poll_after_two_receives(max_receive_count: int, at: float = 5) -
     """The rule named when a 1 s long poll at `at` on a real clock finds nothing by its end although the message,
     received twice and timed out twice (the second time at 3), is back by then in a queue that moves it after
     `max_receive_count` receives."""
-    from model.state import Timing
-    from model.values import ReceiveMessage, ReceiveOk
+    from sqs_conformance.model.state import Timing
+    from sqs_conformance.model.values import ReceiveMessage, ReceiveOk
     from tests.model.scenario import Scenario
 
     q = Scenario.with_dead_letter_queue(max_receive_count=max_receive_count, timing=Timing(windowed=True))
@@ -111,9 +113,9 @@ def test_a_message_missed_on_its_last_receive_before_redrive_names_the_redrive()
 def _fifo_long_poll_behind_a_message_due_to_move(invoked: float) -> list[str]:
     """Group g1: m1 received (2 s timeout, one receive allowed: its next receive moves it), m2 behind it. A long
     poll of 1 s at `invoked` on a real clock (0.5 s tolerance) comes back empty after its wait."""
-    from model import Model
-    from model.state import Timing
-    from model.values import CreateQueue, ReceiveMessage, ReceiveOk, SendMessage
+    from sqs_conformance.model import Model
+    from sqs_conformance.model.state import Timing
+    from sqs_conformance.model.values import CreateQueue, ReceiveMessage, ReceiveOk, SendMessage
 
     model = Model("sqs-fifo", Timing(windowed=True, tolerance=0.5))
     fifo = {"FifoQueue": "true", "ContentBasedDeduplication": "true"}
@@ -153,10 +155,10 @@ def _fifo_message_moved_then_its_old_handle_used(change_answer) -> list[str]:
     receive (an empty long poll that answers at once) moves it to the dead-letter queue; its old handle is used to
     delete it (refused: "The receipt handle has expired.") and to change it (`change_answer`); then the
     dead-letter queue returns it. The rules of every divergence on the way, named as a run names them."""
-    from model import Model
-    from model.blame import Played, blamed
-    from model.state import Timing
-    from model.values import (
+    from sqs_conformance.model import Model
+    from sqs_conformance.model.blame import Played, blamed
+    from sqs_conformance.model.state import Timing
+    from sqs_conformance.model.values import (
         ChangeMessageVisibility, CreateQueue, DeleteMessage, ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage,
         SendOk,
     )

@@ -1,10 +1,10 @@
 """A step exercises a rule decisively only where a queue breaking the rule would have given an answer the model
 does not permit there: elsewhere the rule could not have failed, and a pass would mean nothing."""
 
-from model import Model
-from model.outcomes import Outcome
-from model.state import Timing
-from model.values import (
+from sqs_conformance.model import Model
+from sqs_conformance.model.outcomes import Outcome
+from sqs_conformance.model.state import Timing
+from sqs_conformance.model.values import (
     BatchOk, ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, Error, Ok,
     ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage, SendOk,
 )
@@ -92,7 +92,7 @@ def test_a_refused_receive_is_blamed_on_the_range_check_of_the_parameter_its_err
 
 
 def test_a_purge_decides_purge_all_only_where_it_finds_a_message_and_names_one_in_flight():
-    from model.values import PurgeQueue
+    from sqs_conformance.model.values import PurgeQueue
 
     empty = Scenario()
     assert "PURGE-ALL" not in empty.check(PurgeQueue("q"), 0, Ok()).decisive
@@ -149,7 +149,7 @@ def test_a_ceiling_that_a_later_receive_leaves_room_for_is_a_situation_of_its_ow
 
 
 def test_a_purge_refused_where_only_an_earlier_purge_is_past_the_window_is_a_situation_of_its_own():
-    from model.values import PurgeQueue
+    from sqs_conformance.model.values import PurgeQueue
 
     q = Scenario()
     in_progress = Error("PurgeQueueInProgress", "")
@@ -161,7 +161,7 @@ def test_a_purge_refused_where_only_an_earlier_purge_is_past_the_window_is_a_sit
 
 
 def test_the_queues_default_wait_and_a_handle_purged_in_flight_are_situations():
-    from model.values import PurgeQueue
+    from sqs_conformance.model.values import PurgeQueue
 
     q = Scenario(ReceiveMessageWaitTimeSeconds=5)
     mid = q.send(delay_seconds=2)
@@ -170,8 +170,8 @@ def test_the_queues_default_wait_and_a_handle_purged_in_flight_are_situations():
         "the queue's default wait, a message due during the wait")  # delayed 2 s into a 5 s wait
     handle = polled.outcome.response.messages[0].receipt_handle
     q.check(PurgeQueue("q"), 3, Ok())
-    from model import errors
-    from model.outcomes import concrete
+    from sqs_conformance.model import errors
+    from sqs_conformance.model.outcomes import concrete
 
     refused = q.check(ChangeMessageVisibility("q", handle, 10), 4, concrete(errors.not_available_for_change()))
     assert refused.ok and refused.outcome.situation_of("PURGE-ALL") == "purged in flight"
@@ -213,9 +213,9 @@ def test_a_rule_is_decided_where_every_other_answer_permitted_rests_on_it_and_re
     but a queue whose purge spared in-flight messages would accept the change: PURGE-ALL is decided, while
     CMV-DELETED, whose text the other error does not have, is not. A delete through that handle decides neither:
     a second delete is accepted too."""
-    from model import errors
-    from model.outcomes import concrete
-    from model.values import DeleteMessage, PurgeQueue
+    from sqs_conformance.model import errors
+    from sqs_conformance.model.outcomes import concrete
+    from sqs_conformance.model.values import DeleteMessage, PurgeQueue
 
     q = Scenario()
     q.send()
@@ -234,8 +234,8 @@ def test_a_rule_the_evidence_leaves_open_is_decided_where_an_answer_outside_its_
     """A FIFO change through an expired handle may be refused as expired or accepted (nothing records which): a
     queue answering otherwise (another error) breaks the rule, so either permitted answer decides it, where the
     ceiling's firm rule, open only by the timing, is not decided by either of its two answers."""
-    from model import errors
-    from model.outcomes import concrete
+    from sqs_conformance.model import errors
+    from sqs_conformance.model.outcomes import concrete
 
     def change_after_expiry(answer):
         q = Scenario("sqs-fifo", VisibilityTimeout=5)

@@ -7,7 +7,7 @@ flagged, and one it rules out must be flagged with the row's rule id.
 import dataclasses
 import pytest
 
-from model.values import (
+from sqs_conformance.model.values import (
     BatchOk, ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, ChangeOk, CreateQueue, DeleteEntry,
     DeleteMessage, DeleteMessageBatch, Error, Ok, PeekMessage, PurgeQueue, ReceivedMessage, ReceiveMessage, ReceiveOk,
     SendMessage, SendOk, SetQueueAttributes,
@@ -568,8 +568,8 @@ def test_a_first_receive_timestamp_seen_in_its_window_is_the_one_later_receives_
     """On a real clock a first receive happens somewhere in its window (here a long poll that waited a second for
     a delayed message): the target's timestamp inside it is kept, and a later receive must repeat that one, not
     the window's start."""
-    from model import Model
-    from model.state import Timing
+    from sqs_conformance.model import Model
+    from sqs_conformance.model.state import Timing
 
     model = Model("sqs-standard", Timing(windowed=True, tolerance=0.1))
     assert model.observe(CreateQueue("q", {"VisibilityTimeout": 0}), 0.0, Ok(), 0.001).ok
@@ -902,7 +902,7 @@ def test_a_handle_of_a_purged_message_is_hedged(observed, rules):
 
 
 def test_counts_at_the_exact_deadline_instant_are_hedged():
-    from model.values import AttributesOk, GetQueueAttributes
+    from sqs_conformance.model.values import AttributesOk, GetQueueAttributes
 
     def counts(visible, not_visible):
         return AttributesOk({"ApproximateNumberOfMessages": str(visible),
@@ -969,7 +969,7 @@ def test_nothing_records_whether_a_change_checks_its_value_or_its_handle_first()
 
 
 def test_a_batch_naming_one_message_twice_may_leave_it_as_either_entry_did():
-    from model.values import ChangeEntry, ChangeMessageVisibilityBatch
+    from sqs_conformance.model.values import ChangeEntry, ChangeMessageVisibilityBatch
 
     def changed_twice():  # FIFO: no early redelivery is permitted there, so every answer is judged plainly
         q = Scenario("sqs-fifo")
@@ -991,9 +991,9 @@ def test_a_batch_entry_is_judged_after_the_other_entries_naming_its_message_in_a
     """FIFO: a change to 0 expires its handle. A queue applying [change(h, 0), change(h, 30)] in order refuses the
     second as expired; one applying them the other way accepts both. Either is permitted; an answer no order of
     the entries gives is not."""
-    from model import errors
-    from model.outcomes import concrete
-    from model.values import EntryFailure
+    from sqs_conformance.model import errors
+    from sqs_conformance.model.outcomes import concrete
+    from sqs_conformance.model.values import EntryFailure
 
     expired = concrete(errors.handle_expired())
     refused = EntryFailure("b", expired.code, expired.message)

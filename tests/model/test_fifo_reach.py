@@ -2,9 +2,9 @@
 reads a group no further than one message past that bound (its reach). What lies behind cannot be in a correct
 answer; returned, it is named for the rule a person would fix, and a deep backlog costs a receive nothing more."""
 
-from model import Model
-from model.core import FIFO_INDEX_FROM
-from model.values import CreateQueue, ReceivedMessage, ReceiveMessage, ReceiveOk
+from sqs_conformance.model import Model
+from sqs_conformance.model.core import FIFO_INDEX_FROM
+from sqs_conformance.model.values import CreateQueue, ReceivedMessage, ReceiveMessage, ReceiveOk
 from tests.model.scenario import Scenario
 
 

@@ -1,6 +1,6 @@
 """Sequences on which the four profiles' permitted outcomes differ: each profile is more than a renamed copy."""
 
-from model.values import ChangeOk, Error
+from sqs_conformance.model.values import ChangeOk, Error
 from tests.model.scenario import Scenario, error_code
 
 ALL = ["sqs-standard", "sqs-fifo", "sqs-2008", "smq"]
@@ -92,7 +92,7 @@ def test_a_second_message_of_the_same_group():
 
 def test_the_differences_are_flagged_by_the_checker():
     """A 2008-style answer (accepting the change past the ceiling) is a divergence on current SQS only."""
-    from model.values import ChangeMessageVisibility
+    from sqs_conformance.model.values import ChangeMessageVisibility
 
     for profile, flagged in [("sqs-standard", True), ("sqs-2008", False)]:
         q = Scenario(profile)

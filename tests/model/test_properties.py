@@ -10,10 +10,10 @@ import dataclasses
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conformance.translate import IdMap
-from model import PROFILES, Model
-from model.attributes import COUNTS
-from model.values import (
+from sqs_conformance.conformance.translate import IdMap
+from sqs_conformance.model import PROFILES, Model
+from sqs_conformance.model.attributes import COUNTS
+from sqs_conformance.model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteMessage,
     GetQueueAttributes, Ok, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage, SetQueueAttributes,
 )

@@ -9,11 +9,11 @@ import re
 import botocore.session
 import pytest
 
-from model import CATALOGUE, RULES, rule
-from model.profiles import PROFILES
-from model import rules as rules_module
-from model.rules import ALL_PROFILES
-from model.sources import EVIDENCE, Source, row, seed
+from sqs_conformance.model import CATALOGUE, RULES, rule
+from sqs_conformance.model.profiles import PROFILES
+from sqs_conformance.model import rules as rules_module
+from sqs_conformance.model.rules import ALL_PROFILES
+from sqs_conformance.model.sources import EVIDENCE, Source, row, seed
 
 EVIDENCE_DOC = pathlib.Path(__file__).parents[2] / "docs" / "evidence.md"
 # The seed documents are the workplace's, not the repository's (their text is not ours to copy): quotes are checked

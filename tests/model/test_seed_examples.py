@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from model import PROFILES
-from model.values import ReceiveMessage, ReceiveOk
+from sqs_conformance.model import PROFILES
+from sqs_conformance.model.values import ReceiveMessage, ReceiveOk
 from tests.model.scenario import Scenario, error_code
 
 

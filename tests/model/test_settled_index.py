@@ -18,11 +18,11 @@ import dataclasses
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from model import Model
-from model.attributes import COUNTS
-from model.profiles import Profile, get_profile
-from model.state import Timing
-from model.values import (
+from sqs_conformance.model import Model
+from sqs_conformance.model.attributes import COUNTS
+from sqs_conformance.model.profiles import Profile, get_profile
+from sqs_conformance.model.state import Timing
+from sqs_conformance.model.values import (
     AttributesOk, ChangeMessageVisibility, CreateQueue, DeleteMessage, GetQueueAttributes, PurgeQueue, ReceiveMessage,
     ReceivedMessage, ReceiveOk, Response, SendMessage, SendOk, SetQueueAttributes, Unknown,
 )

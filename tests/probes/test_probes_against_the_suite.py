@@ -1,5 +1,5 @@
-"""The hand-written emulator probes (benchmarks/probes, written from the documents without the suite) against the
-suite: every divergence a probe shows must be reported by the suite under a rule a person would fix for it."""
+"""The hand-written emulator probes (benchmarks/emulator_probes, written from the documents without the suite) against
+the suite: every divergence a probe shows must be reported by the suite under a rule a person would fix for it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import matrix
+from sqs_conformance.conformance import matrix
 
 PROBES = Path(__file__).resolve().parents[2] / "benchmarks" / "probes"
 
@@ -55,7 +55,7 @@ def test_either_of_two_rules_naming_one_fault_reports_it_and_an_unknown_probe_is
 
 
 def test_every_probe_that_can_diverge_names_rules_of_the_suite():
-    from model.rules import CATALOGUE
+    from sqs_conformance.model.rules import CATALOGUE
 
     edges = load("edges")
     known = {r.id for r in CATALOGUE}

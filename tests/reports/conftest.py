@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from reports.trace_format import SCHEMA_VERSION
+from sqs_conformance.reports.trace_format import SCHEMA_VERSION
 from tests.trace_lines import trace_line
 
 
 @pytest.fixture(scope="session")
 def spark():
-    from reports.spark import session
+    from sqs_conformance.reports.spark import session
 
     spark = session()
     yield spark

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from reports import class_path
-from reports.class_path import BUSIEST_JARS, artifact, busiest_first, configured_class_path, driver_class_path
+from sqs_conformance.reports import class_path
+from sqs_conformance.reports.class_path import (
+    BUSIEST_JARS, artifact, busiest_first, configured_class_path, driver_class_path,
+)
 
 
 @pytest.mark.parametrize(("jar", "name"), [

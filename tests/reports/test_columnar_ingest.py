@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.trace import TraceWriter
-from reports import ingest, job
-from reports.spark import ReportError
-from reports.trace_format import columnar_copy
+from sqs_conformance.conformance.trace import TraceWriter
+from sqs_conformance.reports import ingest, job
+from sqs_conformance.reports.spark import ReportError
+from sqs_conformance.reports.trace_format import columnar_copy
 from tests.reports.conftest import step
 from tests.reports.test_pipeline import first_run, rows
 

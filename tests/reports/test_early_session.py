@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from reports import early
-from reports.spark import INTERPRETED, ReportError, set_interpreted
+from sqs_conformance.reports import early
+from sqs_conformance.reports.spark import INTERPRETED, ReportError, set_interpreted
 from tests.reports.conftest import step
 
 pytestmark = pytest.mark.xdist_group("spark")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from reports import files
+from sqs_conformance.reports import files
 
 pytestmark = pytest.mark.xdist_group("spark")
 

@@ -3,8 +3,8 @@ and one the JVM cannot use is removed and built again, never costing a report.""
 
 import pytest
 
-from reports.jvm_archive import JvmArchive
-from reports.spark import java_banner
+from sqs_conformance.reports.jvm_archive import JvmArchive
+from sqs_conformance.reports.spark import java_banner
 from tests.reports.conftest import step
 from tests.reports.test_report_cli import sqs_conformance
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from reports.ingest import literal_frame
+from sqs_conformance.reports.ingest import literal_frame
 
 pytestmark = pytest.mark.xdist_group("spark")
 

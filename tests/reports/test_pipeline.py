@@ -8,7 +8,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from reports import ingest, job, pictures, tables
+from sqs_conformance.reports import ingest, job, pictures, tables
 from tests.reports.conftest import step
 
 pytestmark = pytest.mark.xdist_group("spark")
@@ -61,7 +61,7 @@ def cell(spark, out, rule, target="emu"):
 def code(request, spark):
     """The session's queries with generated code, as a larger report runs them, or interpreted, as a small local
     one does (reports/workload.py)."""
-    from reports.spark import INTERPRETED
+    from sqs_conformance.reports.spark import INTERPRETED
 
     if request.param == "interpreted":
         for key, value in INTERPRETED.items():
@@ -322,8 +322,8 @@ def test_each_divergence_links_to_the_finding_its_run_wrote(spark, tmp_path):
     import re
     from urllib.parse import urlparse
 
-    from conformance.report import write_findings
-    from conformance.runner import run
+    from sqs_conformance.conformance.report import write_findings
+    from sqs_conformance.conformance.runner import run
     from tests.conformance.planted import TwoBugs
 
     result = run(TwoBugs("sqs-standard"), "sqs-standard", seed=1, search=False, out_dir=tmp_path / "run")

@@ -10,12 +10,13 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from tests.reports.conftest import step
+from tests.cli import SQS_CONFORMANCE
 
 pytestmark = pytest.mark.xdist_group("spark")
 
 
 def sqs_conformance(*args, env=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True, text=True,
+    return subprocess.run([*SQS_CONFORMANCE, *args], capture_output=True, text=True,
                           timeout=timeout, env=env)
 
 
@@ -88,5 +89,5 @@ def test_a_file_that_is_no_trace_is_refused_in_one_line_before_spark_starts_and_
     assert not (tmp_path / "out").exists()
     # A folder holding a trace among other files is left to the job, which reads the trace
     (tmp_path / "t.jsonl").write_text(step() + "\n")
-    from reports.local_inputs import problem
+    from sqs_conformance.reports.local_inputs import problem
     assert problem([str(tmp_path)]) is None and problem([str(tmp_path / "notes.txt")]) is not None

@@ -11,13 +11,13 @@ import shutil
 
 import pytest
 
-from adapters.moto_target import MotoTarget
-from conformance.report import write_findings
-from conformance.runner import run
-from conformance.trace import encode
-from model.rules import rules_for
-from model.words import operation_words
-from reports.job import build
+from sqs_conformance.adapters.moto_target import MotoTarget
+from sqs_conformance.conformance.report import write_findings
+from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.trace import encode
+from sqs_conformance.model.rules import rules_for
+from sqs_conformance.model.words import operation_words
+from sqs_conformance.reports.job import build
 
 pytestmark = pytest.mark.xdist_group("spark")
 

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from PIL import Image
 
-from reports import job
+from sqs_conformance.reports import job
 from tests.reports.conftest import step
 from tests.reports.test_pipeline import first_run, write
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reports.spark import _driver_java_options, in_one_jvm, session_config
+from sqs_conformance.reports.spark import _driver_java_options, in_one_jvm, session_config
 
 
 @pytest.mark.parametrize("master", [None, "local", "local[1]", "local[2]", "local[*]", "local[4,2]", "local[*,3]"])

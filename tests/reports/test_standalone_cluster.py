@@ -2,24 +2,24 @@
 PySpark's own scripts) builds the same tables as on `local[*]`."""
 
 import subprocess
-import sys
 
 import pytest
 
 from tests.spark_cluster import StandaloneCluster
+from tests.cli import SQS_CONFORMANCE
 
 pytestmark = pytest.mark.xdist_group("spark")
 
 
 def test_the_report_on_a_standalone_cluster_has_the_same_tables_as_local(tmp_path, spark):
     runs = tmp_path / "runs"
-    found = subprocess.run([sys.executable, "-m", "conformance", "run", "--target", "moto", "--witnesses-only",
+    found = subprocess.run([*SQS_CONFORMANCE, "run", "--target", "moto", "--witnesses-only",
                             "--out", str(runs)], capture_output=True, text=True, timeout=600)
     assert found.returncode == 1, found.stdout[-2000:] + found.stderr[-2000:]  # moto diverges: tables with rows
     trace = str(runs / "trace.jsonl")
 
     def report(out, *master):
-        done = subprocess.run([sys.executable, "-m", "conformance", "report", trace, "--out", str(out), *master],
+        done = subprocess.run([*SQS_CONFORMANCE, "report", trace, "--out", str(out), *master],
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
 

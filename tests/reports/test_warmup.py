@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from reports.warmup import JOB_GROUP, warmed_up
+from sqs_conformance.reports.warmup import JOB_GROUP, warmed_up
 
 
 class _Refusing:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from reports.ingest import MANIFEST, TraceFile
-from reports.spark import INTERPRETED, _driver_java_options, session_config
-from reports.workload import (
+from sqs_conformance.reports.ingest import MANIFEST, TraceFile
+from sqs_conformance.reports.spark import INTERPRETED, _driver_java_options, session_config
+from sqs_conformance.reports.workload import (
     INTERPRETED_MAX_LINES, QUICK_JIT_MAX_JSON_BYTES, QUICK_JIT_MAX_LINES, Workload, interpreted, quick_jit,
     session_options, workload,
 )
@@ -98,7 +98,7 @@ def test_counting_stops_past_a_bound(tmp_path, monkeypatch):
     write(tmp_path / "traces" / "a.jsonl", columnar=True)
     write(tmp_path / "traces" / "b.jsonl", columnar=True)
     next((tmp_path / "traces" / "b.jsonl.columns").glob("*.parquet")).write_bytes(b"not parquet")
-    monkeypatch.setattr("reports.workload.QUICK_JIT_MAX_LINES", LINES - 1)
+    monkeypatch.setattr("sqs_conformance.reports.workload.QUICK_JIT_MAX_LINES", LINES - 1)
     work = workload([str(tmp_path / "traces" / name) for name in ("a.jsonl", "b.jsonl")], str(tmp_path / "out"))
     assert work == Workload(0, LINES) and not quick_jit(work)
 
@@ -130,7 +130,7 @@ def test_the_session_is_told_what_the_estimate_says(tmp_path, monkeypatch):
     write(tmp_path / "traces" / "a.jsonl", columnar=True)
     traces, out = [str(tmp_path / "traces")], str(tmp_path / "out")
     assert session_options(traces, out) == {"quick_jit": True, "interpreted": True}
-    monkeypatch.setattr("reports.workload.INTERPRETED_MAX_LINES", LINES - 1)
+    monkeypatch.setattr("sqs_conformance.reports.workload.INTERPRETED_MAX_LINES", LINES - 1)
     assert session_options(traces, out) == {"quick_jit": True, "interpreted": False}
     assert session_options(["s3a://bucket/traces"], out) == {"quick_jit": False, "interpreted": False}
 
@@ -139,7 +139,7 @@ def test_the_session_is_told_what_the_estimate_says(tmp_path, monkeypatch):
 def test_the_estimate_agrees_with_the_tables_the_job_writes(spark, tmp_path):
     """After a report, a report of the same traces parses nothing and its tables hold what the job counted: the
     paths, lengths and times Hadoop recorded are the ones read here, and the lines table's files are found."""
-    from reports import job
+    from sqs_conformance.reports import job
 
     write(tmp_path / "traces" / "a.jsonl", columnar=False)
     write(tmp_path / "traces" / "sub dir" / "b.jsonl", columnar=False)

@@ -1,0 +1,66 @@
+"""The wheel as a team installs it into its own project: everything under one namespace, `sqs_conformance`, so a
+project with packages of its own named `model` or `reports` keeps them, and the pytest plugin still runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPOSITORY = Path(__file__).parents[2]
+
+TEAM_TEST = '''
+import model
+import reports
+
+
+def test_the_team_s_own_packages_are_the_ones_imported():
+    assert model.WHOSE == "the team's" and reports.WHOSE == "the team's"
+'''
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
+                    str(REPOSITORY)], check=True, capture_output=True, timeout=600)
+    (found,) = out.glob("sqs_conformance-*.whl")
+    return found
+
+
+def test_the_wheel_installs_one_namespace_and_nothing_generic(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/")[0] for name in archive.namelist()}
+        names = archive.namelist()
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"sqs_conformance"}
+    # Every package of the repository's four folders, and the data they read at run time, travels with them
+    packages = [p.relative_to(REPOSITORY) for folder in ("model", "adapters", "conformance", "reports")
+                for p in (REPOSITORY / folder).rglob("__init__.py")]
+    assert [p for p in packages if f"sqs_conformance/{p}" not in names] == []
+    assert "sqs_conformance/conformance/witnesses/sqs-standard-virtual.json" in names
+    assert "sqs_conformance/reports/log4j2.properties" in names
+
+
+def test_a_project_with_its_own_model_and_reports_packages_runs_the_plugin(wheel, tmp_path):
+    # The suite's dependencies come from this environment; the suite itself only from the wheel
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(wheel)],
+                   check=True, capture_output=True, timeout=600)
+    project = tmp_path / "project"
+    for package in ("model", "reports"):
+        (project / package).mkdir(parents=True)
+        (project / package / "__init__.py").write_text('WHOSE = "the team\'s"\n')
+    (project / "test_own.py").write_text(TEAM_TEST)
+    where = subprocess.run([str(python), "-c", "import sqs_conformance.model as m; print(m.__file__)"],
+                           capture_output=True, text=True, cwd=project, check=True).stdout
+    assert where.startswith(str(venv)), where  # the installed wheel, not this checkout
+    done = subprocess.run([str(python), "-m", "pytest", "-p", "no:cacheprovider", "-q", "--sqs-target=model",
+                           "--sqs-profile=sqs-standard", "--sqs-witnesses-only", f"--sqs-out={tmp_path / 'runs'}"],
+                          capture_output=True, text=True, timeout=600, cwd=project)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "2 passed" in done.stdout  # the team's test and the suite's
