@@ -4,10 +4,15 @@ real clock (with concurrent jobs) where they do not."""
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import platform
+import subprocess
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import date
+from datetime import UTC, datetime, timedelta
+from importlib import metadata
 from pathlib import Path
 
 from sqs_conformance.adapters.base import TargetError
@@ -17,7 +22,8 @@ from sqs_conformance.adapters.registry import TIME_TRAVEL, close_all, make_targe
 from sqs_conformance.conformance import report, runner
 from sqs_conformance.model.rules import rules_for
 
-START, END = "<!-- emulator-matrix:start -->", "<!-- emulator-matrix:end -->"
+PAGE = Path("docs") / "emulators.md"  # the page `sqs-conformance matrix` writes, whole
+PROFILES = ("sqs-standard", "sqs-fifo")
 REAL_CLOCK_JOBS = 4
 SYMBOL = {"conforms": "✓", "diverges": "**✗**", "undecided": "○", "not exercised": "·"}
 
@@ -35,6 +41,11 @@ class Cell:
     verdicts: dict[str, str] = field(default_factory=dict)  # rule id -> conforms | diverges | undecided | not exercised
     findings: str = ""  # the folder of its minimal cases
     error: str = ""
+    # Where and when it was measured, so that a page made from saved cells (--merge) says so.
+    checked: str = ""  # when the check ended, ISO 8601 in UTC
+    command: str = ""  # the command that checked it
+    suite: str = ""  # this suite's version (and commit, where it runs from a git checkout)
+    machine: str = ""  # cores, memory, OS, Python
 
 
 def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int | None, out_dir: Path,
@@ -43,7 +54,7 @@ def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int |
     """Start `emulator` (moved in time if it can be and not `real_clock`), run the suite on it as `run` does
     (the witnesses, then, if `search`, the search for `budget` seconds, the run's default when None), stop it.
     A failure to install or start is the cell's error, not the matrix's."""
-    cell = Cell(emulator, profile)
+    cell = Cell(emulator, profile, suite=suite_version(), machine=machine())
     started = time.monotonic()
     try:
         targets = None
@@ -66,8 +77,10 @@ def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int |
     except TargetError as error:
         cell.error = str(error)
         cell.seconds = time.monotonic() - started
+        cell.checked = _now().isoformat(timespec="seconds")
         return cell
     cell.seconds = time.monotonic() - started
+    cell.checked = _now().isoformat(timespec="seconds")
     cell.cases = result.cases
     findings = report.write_findings(result, out_dir / emulator / profile)
     cell.findings = str(findings) if findings is not None else ""
@@ -94,19 +107,73 @@ def save(cells: list[Cell], path: Path) -> None:
     path.write_text(json.dumps([asdict(c) for c in cells], indent=1) + "\n")
 
 
-def markdown(cells: list[Cell], command: str, on: date) -> str:
-    """The matrix as README text: per profile, a table of rules (rows) by emulator (columns)."""
-    lines = [f"Checked on {on.isoformat()} with `{command}`. "
-             f"{SYMBOL['conforms']} conforms, {SYMBOL['diverges']} diverges (a minimal case was found), "
-             f"{SYMBOL['undecided']} exercised only where any answer was permitted (no verdict), "
-             f"{SYMBOL['not exercised']} not exercised.", ""]
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@functools.cache
+def machine() -> str:
+    """This machine in one line: cores, memory, processor, OS, Python. Figures are only comparable on one."""
+    parts = [f"{os.cpu_count()} cores"]
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        parts.append(f"{memory / 2**30:.1f} GiB memory")
+    except (ValueError, OSError, AttributeError):
+        pass
+    try:
+        cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("model name")), None)
+        if cpu:
+            parts.append(cpu)
+    except OSError:
+        pass
+    try:
+        system = platform.freedesktop_os_release()["PRETTY_NAME"] + f" ({platform.system()} {platform.release()})"
+    except (OSError, KeyError):
+        system = f"{platform.system()} {platform.release()}"
+    parts += [system, f"{platform.python_implementation()} {platform.python_version()}"]
+    return ", ".join(parts)
+
+
+@functools.cache
+def suite_version() -> str:
+    """The suite's version, and its commit where it runs from a git checkout (marked where files differ from it)."""
+    try:
+        version = f"sqs-conformance {metadata.version('sqs-conformance')}"
+    except metadata.PackageNotFoundError:
+        version = "sqs-conformance (not installed)"
+    here = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True,
+                                timeout=10)
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                                 capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return version
+    if commit.returncode or changed.returncode:
+        return version
+    dirty = " with uncommitted changes" if changed.stdout.strip() else ""
+    return f"{version}, commit {commit.stdout.strip()}{dirty}"
+
+
+def _legend() -> str:
+    return (f"{SYMBOL['conforms']} conforms (decided by a step that could have caught the rule broken), "
+            f"{SYMBOL['diverges']} diverges (a minimal case was found), "
+            f"{SYMBOL['undecided']} undecided (exercised only where any answer was permitted), "
+            f"{SYMBOL['not exercised']} not exercised, — not checked.")
+
+
+def markdown(cells: list[Cell]) -> str:
+    """The matrix as tables: per profile, rules (rows) by emulator (columns)."""
+    lines = [_legend(), ""]
     for profile in dict.fromkeys(c.profile for c in cells):
         row = [c for c in cells if c.profile == profile]
-        lines += [f"**{profile}**", "",
+        lines += [f"## {profile}", "",
                   "| rule | " + " | ".join(f"{c.emulator} {c.version}".strip() for c in row) + " |",
                   "|---|" + "---|" * len(row),
                   "| clock | " + " | ".join(c.clock or "—" for c in row) + " |",
-                  "| cases | " + " | ".join(str(c.cases) for c in row) + " |"]
+                  "| cases | " + " | ".join(str(c.cases) for c in row) + " |",
+                  "| minutes | " + " | ".join(f"{c.seconds / 60:.1f}" for c in row) + " |"]
         for r in rules_for(profile):
             lines.append(f"| {r.id} | " + " | ".join(
                 "—" if c.error else SYMBOL[c.verdicts.get(r.id, "not exercised")] for c in row) + " |")
@@ -120,16 +187,53 @@ def markdown(cells: list[Cell], command: str, on: date) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_into(readme: Path, text: str) -> None:
-    """Replace the matrix between its markers, or add it as a section at the end; the rest is left as it was."""
-    old = readme.read_text() if readme.exists() else ""
-    block = f"{START}\n{text}{END}"
-    if START in old and END in old:
-        head, rest = old.split(START, 1)
-        new = head + block + rest.split(END, 1)[1]
-    else:
-        new = old.rstrip() + f"\n\n## Emulator matrix\n\n{block}\n"
-    readme.write_text(new)
+def _one_or_each(values: list[str], unknown: str) -> str:
+    """A heading's value: the one value all cells share, or each distinct one (cells merged from several runs)."""
+    distinct = list(dict.fromkeys(v or unknown for v in values))
+    return distinct[0] if len(distinct) == 1 else "; ".join(distinct)
+
+
+def page(cells: list[Cell], command: str, written: datetime) -> str:
+    """The whole page the matrix writes (docs/emulators.md): headed with when and by which command it was measured,
+    the emulators' versions and the machine, then the tables. Nothing on it is written by hand."""
+    ended = [datetime.fromisoformat(c.checked) for c in cells if c.checked]
+    began = [datetime.fromisoformat(c.checked) - timedelta(seconds=c.seconds) for c in cells if c.checked]
+    when = f"{_minute(min(began))} to {_minute(max(ended))} UTC" if ended else "not recorded"
+    versions = ", ".join(dict.fromkeys(f"{c.emulator} {c.version}".strip() for c in cells if c.version)) or "—"
+    lines = ["# Emulator matrix", "",
+             "<!-- Written by `sqs-conformance matrix`: do not edit by hand, run it again "
+             "(see docs/guide/emulators.md). -->", "",
+             "Each SQS emulator the suite starts itself, checked against the two SQS profiles: the witnesses, then "
+             "(unless `--witnesses-only`) the search for the run's budget, as `sqs-conformance run` does. An "
+             "emulator is moved in time under libfaketime where the time-travel probe passes, else checked on a "
+             f"real clock with {REAL_CLOCK_JOBS} jobs. How to read it: [the emulator guide](guide/emulators.md).",
+             "",
+             "| | |", "|---|---|",
+             f"| written | {written.astimezone(UTC).strftime('%Y-%m-%d %H:%M')} UTC by `{command}` |",
+             f"| checked | {when} |",
+             f"| checked by | {_one_or_each([f'`{c.command}`' if c.command else '' for c in cells], 'not recorded')} |",
+             f"| emulators | {versions} |",
+             f"| suite | {_one_or_each([c.suite for c in cells], 'not recorded')} |",
+             f"| machine | {_one_or_each([c.machine for c in cells], 'not recorded')} |",
+             ""]
+    missing = [f"{e} on {p}" for p in PROFILES for e in EMULATORS
+               if not any(c.emulator == e and c.profile == p for c in cells)]
+    if missing:
+        lines += [f"**Incomplete:** not checked: {', '.join(missing)} (the command was given other emulators or "
+                  "profiles, or stopped before them).", ""]
+    return "\n".join(lines) + "\n" + markdown(cells)
+
+
+def _minute(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def write_page(path: Path, text: str) -> None:
+    """Write the page whole (its folder made if missing), through a file renamed over it: never half a page."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    aside = path.with_name(f".{path.name}.writing")
+    aside.write_text(text)
+    aside.replace(path)
 
 
 def known(emulators: tuple[str, ...]) -> list[str]:
