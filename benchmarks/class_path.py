@@ -7,7 +7,7 @@ class load looks in before its own, summed (each miss is a lookup in a jar's dir
 processes, `session()` and the job on a synthetic corpus, alternately with the job's class path and with Spark's
 plain one: the time of each, and the mean ratio.
 
-    python benchmarks/class_path.py [--events 1000] [--pairs 3] [--master local[2]]
+    python3 -m benchmarks.class_path [--events 1000] [--pairs 3] [--master local[2]]
 """
 
 from __future__ import annotations
@@ -108,4 +108,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from benchmarks.record import recorded  # its figures, also into docs/benchmarks.md
+
+    with recorded("class_path", __doc__):
+        main()

@@ -8,7 +8,7 @@ ending the interpreter with the suite imported, which no stop can avoid.
 Budget: `run --target moto-server --jobs 8 --budget B`; the figure is the wall time past B (the goal: no more than
 the longest single request's timeout, 25 s), beside the time the server takes to start.
 
-    python benchmarks/interrupt.py [--trials 3] [--budget 30]
+    python3 -m benchmarks.interrupt [--trials 3] [--budget 30]
 """
 
 from __future__ import annotations
@@ -71,4 +71,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from benchmarks.record import recorded  # its figures, also into docs/benchmarks.md
+
+    with recorded("interrupt", __doc__):
+        main()

@@ -1,11 +1,11 @@
 """Time to a verdict, as a user feels it: the README's main command on moto in-process, wall time per phase.
 
-Runs, in one session and each in a fresh process, `python3 -m conformance run --target moto` as the README does
+Runs, in one session and each in a fresh process, `sqs-conformance run --target moto` as the README does
 (the witnesses, then the search for the default budget, then the report with Spark), and the same with
 `--witnesses-only` and without `--report`, so that the figures say where the time goes. Prints each wall time and
 its ratio to the witnesses-only run (the baseline of this session), and what the report adds after the run's results.
 
-    python benchmarks/main_command.py
+    python3 -m benchmarks.main_command
 """
 
 from __future__ import annotations
@@ -56,4 +56,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from benchmarks.record import recorded  # its figures, also into docs/benchmarks.md
+
+    with recorded("main_command", __doc__):
+        main()

@@ -9,7 +9,7 @@ costs as the backlog grows when the work it does does not (issue 16 asks for tha
 `--replays N`, also the fastest of N replays of the same operations through fresh models, as a queue and as a
 checker: the figure the machine's drift moves least, for comparing two versions of the model.
 
-    python benchmarks/model_ops.py [--ops N] [--profile NAME] [--backlog N ...] [--full-look] [--replays N]
+    python3 -m benchmarks.model_ops [--ops N] [--profile NAME] [--backlog N ...] [--full-look] [--replays N]
 """
 
 from __future__ import annotations
@@ -225,4 +225,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from benchmarks.record import recorded  # its figures, also into docs/benchmarks.md
+
+    with recorded("model_ops", __doc__):
+        main()

@@ -6,8 +6,8 @@ mutant, that is its time to kill. Otherwise the default run follows (the witness
 for `run`'s default budget on a virtual clock, shrinking included) and the time to kill is both runs'. The Redis
 design's mutants share one redis-server on 127.0.0.1, started here and stopped by its pid.
 
-    python benchmarks/mutants.py [--design redisq|example|sqliteq|eventlogq] [--examples 30] [--seed 1]
-                                 [--shrink-seconds 30] [--mutant NAME]... [--witnesses-only | --search-only]
+    python3 -m benchmarks.mutants [--design redisq|example|sqliteq|eventlogq] [--examples 30] [--seed 1]
+                                  [--shrink-seconds 30] [--mutant NAME]... [--witnesses-only | --search-only]
 
 `--search-only` measures the search without the witnesses, which kill every mutant of every design on their own:
 one round of `--examples` examples (Hypothesis' `max_examples`; 100 here), seeded, not shrunk, for each mutant; it
@@ -152,4 +152,7 @@ def search_alone(chosen, examples: int, seed: int) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from benchmarks.record import recorded  # its figures, also into docs/benchmarks.md
+
+    with recorded("mutants", __doc__):
+        main()

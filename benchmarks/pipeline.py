@@ -17,7 +17,7 @@ lines only (traces written elsewhere, or appended to since their copy), it print
 - a rerun with nothing new (the tables are kept: only the derived tables and the report are rebuilt).
 
     pip install -e '.[bench]'
-    python benchmarks/pipeline.py [--events 100000 1000000] [--files 8] [--master local[2]]
+    python3 -m benchmarks.pipeline [--events 100000 1000000] [--files 8] [--master local[2]]
 """
 
 from __future__ import annotations
@@ -299,4 +299,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from benchmarks.record import recorded  # its figures, also into docs/benchmarks.md
+
+    with recorded("pipeline", __doc__):
+        main()

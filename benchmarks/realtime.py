@@ -6,7 +6,7 @@ through the endpoint adapter, as against AWS: real sleeps, short timeouts. The c
 timed with one job and with `--jobs` concurrent jobs in the same session: wall time, and requests per second
 (what overlapping the waits buys).
 
-    python benchmarks/realtime.py [--jobs 8] [--examples 0] [--profile sqs-standard]
+    python3 -m benchmarks.realtime [--jobs 8] [--examples 0] [--profile sqs-standard]
 """
 
 from __future__ import annotations
@@ -60,4 +60,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from benchmarks.record import recorded  # its figures, also into docs/benchmarks.md
+
+    with recorded("realtime", __doc__):
+        main()

@@ -88,8 +88,7 @@ def placeholder(name: str) -> str:
 
 def section(name: str, about: str, command: str, output: str, started: datetime, seconds: float,
             load: tuple[float, float, float] | None) -> str:
-    fence = "`" * max(3, 1 + max((len(run) for run in output.split("\n") if set(run) == {"`"}), default=0))
-    fence = "````" if "```" in output else fence
+    fence = "````" if "```" in output else "```"
     return "\n".join([
         _start(name), f"## {name}", "",
         about, "",

@@ -6,7 +6,7 @@ so both start from the same draws. For each profile and seed, each way: wall tim
 of moto's requests ran under a tracer (`explain` traces every case once a round has failed), the rules found and
 the total length of their minimal cases; then the ratio of the times. First, what a call to moto costs traced.
 
-    python benchmarks/search.py [--profiles sqs-standard sqs-fifo] [--seeds 1 2]
+    python3 -m benchmarks.search [--profiles sqs-standard sqs-fifo] [--seeds 1 2]
 """
 
 from __future__ import annotations
@@ -89,4 +89,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from benchmarks.record import recorded  # its figures, also into docs/benchmarks.md
+
+    with recorded("search", __doc__):
+        main()

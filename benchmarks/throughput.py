@@ -10,7 +10,7 @@ speed drifts by a third over minutes, so a baseline timed at another moment woul
 The replay is timed once more with other work between its calls (untimed): moto's calls are slower inside the
 suite than back to back, and that shows how much of it any work between them costs (the memory it touches).
 
-    python benchmarks/throughput.py [--examples N] [--profile sqs-standard] [--repeat N] [--model-only] [--rounds N]
+    python3 -m benchmarks.throughput [--examples N] [--profile sqs-standard] [--repeat N] [--model-only] [--rounds N]
 
 The suite against the model is also timed in CPU seconds a step, the best of `--repeat` runs: on a busy machine
 the steadier figure of the suite's own cost (the model as a target costs little), to compare two versions of the
@@ -498,4 +498,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from benchmarks.record import recorded  # its figures, also into docs/benchmarks.md
+
+    with recorded("throughput", __doc__):
+        main()
