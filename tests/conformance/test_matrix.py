@@ -1,4 +1,4 @@
-"""The emulator matrix: installing and starting emulators on loopback, the time-travel probe, the README table."""
+"""The emulator matrix: installing and starting emulators on loopback, the time-travel probe, the page it writes."""
 
 import datetime
 import os
