@@ -1,9 +1,13 @@
 """`pytest --sqs-target=...` runs the machines as tests, also under pytest-xdist."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+REPOSITORY = Path(__file__).parents[2]
 
 
 @pytest.mark.parametrize("extra", [[], ["-n", "2"]])
@@ -109,7 +113,8 @@ def test_a_profile_the_target_does_not_speak_is_skipped_with_its_reason(tmp_path
     """The project's own in-house example speaks sqs-standard only: its FIFO test is skipped, in one line."""
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs",
                            "--sqs-target=python:examples.inhouse_queue:InHouseQueue", "--sqs-witnesses-only",
-                           f"--sqs-out={tmp_path / 'runs'}"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+                           f"--sqs-out={tmp_path / 'runs'}"], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(REPOSITORY)})  # where examples/ is importable
     assert done.returncode == 0, done.stdout + done.stderr
     # Both counted as collected, as a test file's are
     assert "collected 2 items" in done.stdout and "1 passed, 1 skipped" in done.stdout, done.stdout
