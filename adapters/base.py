@@ -119,6 +119,21 @@ class Target(ABC):
     def version(self) -> str:
         return "unknown"
 
+    # What some targets can do beyond the interface, declared here rather than probed: each answers None where
+    # the target cannot.
+
+    def another_connection(self) -> Target | None:
+        """Another client of the same service for a concurrent job: its own queues, the same name in the trace."""
+        return None
+
+    def requests_billed(self) -> int | None:
+        """The requests sent so far to a service that bills by the request (real AWS, an SQS endpoint)."""
+        return None
+
+    def cost_estimate(self, fifo: bool) -> float | None:
+        """What `requests_billed` cost at public SQS pricing."""
+        return None
+
     def reset(self) -> None:  # noqa: B027 (a hook: a target without state between cases needs none)
         """Forget every queue this target created, ready for an independent case."""
 

@@ -143,12 +143,11 @@ class EndpointTarget(SqsApiTarget):
         other.name = self.name
         return other
 
-    @property
-    def requests(self) -> int:
+    def requests_billed(self) -> int:
         return self.budget.spent
 
     def cost_estimate(self, fifo: bool) -> float:
-        return self.requests / 1e6 * PRICE_PER_MILLION["fifo" if fifo else "standard"]
+        return self.requests_billed() / 1e6 * PRICE_PER_MILLION["fifo" if fifo else "standard"]
 
     def close(self) -> None:
         self._enforce_budget = False  # deleting what the run created is never refused for budget

@@ -109,7 +109,10 @@ def make_targets(spec: str, profile: str, options: EndpointOptions = EndpointOpt
     try:
         while len(targets) < jobs:
             if is_real_clock(spec):
-                targets.append(first.another_connection())  # type: ignore[attr-defined]
+                another = first.another_connection()
+                if another is None:
+                    raise TargetError(f"{first.name} opens one connection only: run it without --jobs")
+                targets.append(another)
             else:
                 targets.append(make_target(spec, profile, options))
     except BaseException:

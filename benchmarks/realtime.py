@@ -20,7 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqs_conformance.adapters.registry import close_all, make_targets  # noqa: E402
-from sqs_conformance.conformance.runner import run, unreachable  # noqa: E402
+from sqs_conformance.conformance.machine import unreachable  # noqa: E402
+from sqs_conformance.conformance.runner import run  # noqa: E402
 from sqs_conformance.model.rules import rules_for  # noqa: E402
 
 
@@ -32,7 +33,7 @@ def timed(profile: str, jobs: int, examples: int, out: Path) -> tuple[float, int
                      search=examples > 0)
     finally:
         seconds = time.perf_counter() - start
-        requests = targets[0].requests  # type: ignore[attr-defined]
+        requests = targets[0].requests_billed()
         close_all(targets)
     reachable = [r.id for r in rules_for(profile) if r.id not in unreachable(profile)]
     decided = result.tallies.decided() | set(result.findings)  # a rule counts where a step could have caught it

@@ -21,6 +21,7 @@ from sqs_conformance.adapters.registry import (
     SPECS, TIME_TRAVEL, EndpointOptions, close_all, is_known, is_real_clock, make_targets,
 )
 from sqs_conformance.conformance.defaults import DEFAULT_EXAMPLES, DEFAULT_STEPS
+from sqs_conformance.reports.folders import NotWritable, remove_if_empty, writable
 from sqs_conformance.model.profiles import PROFILES
 from sqs_conformance.model.rules import CATALOGUE, rules_for
 
@@ -141,12 +142,12 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
         default_jobs = 8 if is_real_clock(target_spec) else 1  # waits that are slept overlap across jobs
         targets = _open_targets(target_spec, profile, options, jobs or default_jobs)
     except BaseException:
-        _remove_if_empty(made)  # a run refused before it started leaves no folder behind
+        remove_if_empty(made)  # a run refused before it started leaves no folder behind
         raise
     target = targets[0]
     if profile not in target.profiles:
         close_all(targets)
-        _remove_if_empty(made)
+        remove_if_empty(made)
         raise OneLineError(f"target {target.name} cannot be checked against profile {profile} "
                            f"(it speaks {', '.join(sorted(target.profiles))})")
     budget = runner.search_budget(target.clock.kind, budget)
@@ -181,9 +182,9 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     close_all(targets)
     findings = report.write_findings(result, out_dir)
     _print_result(result, report)
-    if hasattr(target, "requests"):  # a service that bills by the request
-        console.print(f"{target.requests:,} requests sent; at public SQS pricing about "
-                      f"${target.cost_estimate(PROFILES[profile].fifo):.4f}")
+    billed, cost = target.requests_billed(), target.cost_estimate(PROFILES[profile].fifo)
+    if billed is not None and cost is not None:  # a service that bills by the request
+        console.print(f"{billed:,} requests sent; at public SQS pricing about ${cost:.4f}")
     if report_dir is not None:
         _report([str(out_dir)], report_dir, None, early=early)
     accepted = {path: _accepted(result, path, option) for path, option in (
@@ -287,25 +288,10 @@ def _where_to_look(result, out_dir: Path, findings: Path | None, report_dir: str
 def _writable(folder: Path, option: str) -> list[Path]:
     """A folder the command can write into (made if missing), or a one-line error before anything runs. Returns
     the folders it made, innermost first."""
-    made = [f for f in [folder, *folder.parents] if not f.exists()]
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / f".sqs-conformance-write-test-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as error:
-        _remove_if_empty(made)
-        raise OneLineError(f"{option} {folder}: cannot write there ({error.strerror or error})") from None
-    return made
-
-
-def _remove_if_empty(folders: list[Path]) -> None:
-    """The folders `_writable` made, innermost first, each removed while nothing was written into it."""
-    for folder in folders:
-        try:
-            folder.rmdir()
-        except OSError:  # something was written there, or it is gone already
-            return
+        return writable(folder, option)
+    except NotWritable as error:
+        raise OneLineError(str(error)) from None
 
 
 def _early_report(out_dir: Path, report_dir: str):
@@ -560,56 +546,22 @@ def report(traces: tuple[str, ...], out_dir: str, master: str | None, archive_di
 
 def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Path | None = None,
             early=None) -> None:
-    """The report of `traces` into `out_dir`, in the session `early` started (reports/early.py) if given."""
-    from sqs_conformance.reports.spark import ReportError, in_one_jvm, java_banner, session
-
+    """The report of `traces` into `out_dir` (reports/job.py `build_report`), in the session `early` started
+    (reports/early.py) if given; its refusals as one line."""
     try:
-        from py4j.protocol import Py4JError
-        from pyspark.errors import PySparkException
-
-        from sqs_conformance.reports.job import build
+        from sqs_conformance.reports.job import build_report
+        from sqs_conformance.reports.spark import ReportError
     except ImportError as error:
         raise OneLineError(f"the reports need PySpark ({error}); pip install -e . installs it") from None
-    from sqs_conformance.reports import local_inputs
-    from sqs_conformance.reports.jvm_archive import JvmArchive
-    from sqs_conformance.reports.warmup import warmed_up
-    from sqs_conformance.reports.workload import session_options
-
-    nothing_to_read = local_inputs.problem(traces)
-    if nothing_to_read is not None:  # said before Spark starts, and nothing is written
-        if early is not None:
-            early.stop()
-        raise OneLineError(nothing_to_read)
     try:
-        archive = None
-        if archive_dir is not None:
-            _writable(archive_dir, "--jvm-archive")
-            archive = JvmArchive(archive_dir.resolve(), java_banner())
-        # first: without Java, nothing is written
-        if early is not None:
-            spark = early.session(traces, out_dir)
-        else:
-            spark = session(master, archive, **session_options(traces, out_dir))
-        if "://" not in out_dir:  # a local folder; Spark itself says what is wrong with a Hadoop path
-            _writable(Path(out_dir), "--out")
-        # A cluster's executors are JVMs of their own (and spark-submit's session may be on one).
-        with warmed_up(spark, enabled=in_one_jvm(spark.sparkContext.master)):
-            summary = build(spark, traces, out_dir)
+        summary = build_report(traces, out_dir, master=master, archive_dir=archive_dir, early=early,
+                               say=lambda line: console.print(line, markup=False, soft_wrap=True))
     except ReportError as error:
         raise OneLineError(str(error)) from None
-    except (PySparkException, Py4JError) as error:  # a path Spark cannot read or write, a cluster gone, ...
-        java = getattr(error, "java_exception", None)  # py4j's own message only names the call that failed
-        lines = (str(java.toString()) if java is not None else str(error)).strip().splitlines()
-        raise OneLineError(f"Spark failed: {lines[0] if lines else type(error).__name__}") from None
-    if not summary.steps:
-        raise OneLineError(f"no trace lines in {', '.join(traces)} ({summary.quarantined:,} malformed lines "
-                           f"quarantined): is it a trace.jsonl written by `run`?")
     console.print(f"report: {summary.report}  (JUnit: {summary.junit})")
     console.print(f"{summary.files} trace files ({summary.new_files} new or changed), {summary.steps:,} steps, "
                   f"{summary.divergences} distinct divergences, {summary.quarantined:,} malformed lines "
                   f"quarantined")
-    if archive is not None:
-        archive.after_job(spark, lambda line: console.print(line, markup=False, soft_wrap=True))
 
 
 @main.command()

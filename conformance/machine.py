@@ -29,7 +29,7 @@ from sqs_conformance.conformance.trace import TraceWriter
 from sqs_conformance.conformance.translate import GARBAGE_HANDLES
 from sqs_conformance.model import Divergence
 from sqs_conformance.model.profiles import PROFILES, Profile
-from sqs_conformance.model.rules import RCV_OVERRIDE, VIS_CEILING
+from sqs_conformance.model.rules import INFLIGHT_QUOTA, RCV_INTEGRITY, RCV_OVERRIDE, RCV_REAPPEAR, VIS_CEILING
 from sqs_conformance.model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteEntry, DeleteMessage,
     DeleteMessageBatch, GetQueueAttributes, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage,
@@ -558,3 +558,20 @@ def run_machine(machine: type[VisibilityMachine], config: settings) -> None:
         for cls in machine.__mro__:
             if "run" in vars(cls):
                 delattr(cls, "run")
+
+
+# Rules no generated sequence can reach, and why (a rule missing here and never exercised is a generator bug).
+NOT_GENERATED = {
+    INFLIGHT_QUOTA: "needs about 120,000 messages in flight",
+    RCV_INTEGRITY: "judged on every returned message; it has no outcome of its own to aim at",
+}
+
+
+def unreachable(profile: str) -> dict[str, str]:
+    """The rules no step can decide under a profile, and why: those not generated, and RCV-REAPPEAR where every
+    receive is a short poll (a short poll may leave out any visible message, so none shows one never returned)."""
+    reasons = dict(NOT_GENERATED)
+    if not PROFILES[profile].has_long_poll:
+        reasons[RCV_REAPPEAR] = ("every receive of this profile is a short poll, which may leave out any visible "
+                                 "message: none can show a message that never comes back")
+    return reasons

@@ -30,7 +30,7 @@ from hypothesis.errors import Flaky, UnsatisfiedAssumption
 from sqs_conformance.adapters import interrupt
 from sqs_conformance.adapters.base import Target
 from sqs_conformance.adapters.registry import close_all
-from sqs_conformance.conformance.machine import DivergenceFound, Run, build_machine, run_machine
+from sqs_conformance.conformance.machine import DivergenceFound, Run, build_machine, run_machine, unreachable
 from sqs_conformance.conformance.minimal import MinimalCases
 from sqs_conformance.conformance.redelivery import EarlyReturns
 from sqs_conformance.conformance.defaults import DEFAULT_BUDGET
@@ -39,9 +39,8 @@ from sqs_conformance.conformance.session import BudgetSpent, Step, Tallies
 from sqs_conformance.conformance.threads import each_at_once, within
 from sqs_conformance.conformance.trace import TraceWriter
 from sqs_conformance.model import Divergence
-from sqs_conformance.model.profiles import PROFILES
 from sqs_conformance.model.rule_verdicts import RuleVerdict, rule_verdict
-from sqs_conformance.model.rules import INFLIGHT_QUOTA, RCV_INTEGRITY, RCV_REAPPEAR, rules_for
+from sqs_conformance.model.rules import rules_for
 
 if TYPE_CHECKING:
     from sqs_conformance.conformance.witnesses.replay import Replayed
@@ -73,23 +72,6 @@ CLEANUP_SECONDS = 1.0
 # in-process, alone in its process, spent 0.17-0.22 ms a step (7-9%) in the collector at the default, 0.06-0.10 ms
 # at this threshold (benchmarks/throughput.py prints the collector's share).
 RUN_COLLECTION_THRESHOLD = 10_000
-
-# Rules no generated sequence can reach, and why (a rule missing here and never exercised is a generator bug).
-NOT_GENERATED = {
-    INFLIGHT_QUOTA: "needs about 120,000 messages in flight",
-    RCV_INTEGRITY: "judged on every returned message; it has no outcome of its own to aim at",
-}
-
-
-def unreachable(profile: str) -> dict[str, str]:
-    """The rules no step can decide under a profile, and why: those not generated, and RCV-REAPPEAR where every
-    receive is a short poll (a short poll may leave out any visible message, so none shows one never returned)."""
-    reasons = dict(NOT_GENERATED)
-    if not PROFILES[profile].has_long_poll:
-        reasons[RCV_REAPPEAR] = ("every receive of this profile is a short poll, which may leave out any visible "
-                                 "message: none can show a message that never comes back")
-    return reasons
-
 
 @dataclass
 class Finding:
@@ -405,12 +387,15 @@ def _more_connections(targets: list[Target]) -> list[Target]:
     """The connections the witnesses are replayed on besides the jobs': on a real clock, where the target can open
     more clients of its service (a moved clock moves a server for every client, so there each job has its own)."""
     first = targets[0]
-    if first.clock.kind != "real" or not hasattr(first, "another_connection"):
+    if first.clock.kind != "real":
         return []
     more: list[Target] = []
     try:
         for _ in range(len(targets) * (WITNESS_CONNECTIONS_PER_JOB - 1)):
-            more.append(first.another_connection())
+            another = first.another_connection()
+            if another is None:  # one client only
+                break
+            more.append(another)
     except BaseException:
         close_all(more)
         raise

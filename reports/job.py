@@ -1,6 +1,6 @@
 """The reports job: traces → Parquet tables → `report.html` and `junit.xml`.
 
-Run it as `sqs-conformance report TRACES… --out DIR`, or under spark-submit:
+`build_report` is its one entry: `sqs-conformance report TRACES… --out DIR` calls it, and so does spark-submit:
 `spark-submit reports/job.py TRACES… --out DIR` (the session spark-submit made is used as it is).
 """
 
@@ -10,7 +10,7 @@ import datetime
 import hashlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sqs_conformance.reports import files, ingest, junit, page, tables, trace_format
+from sqs_conformance.reports.spark import ReportError
 
 QUARANTINE_SAMPLE = 20
 DERIVED = ("matrix", "divergences", "timing")
@@ -36,6 +37,54 @@ class Summary:
     steps: int
     quarantined: int
     divergences: int
+
+
+def build_report(traces: list[str], out: str, *, master: str | None = None, archive_dir: Path | None = None,
+                 early=None, say: Callable[[str], None] = print) -> Summary:
+    """The report of `traces` into `out`: local inputs checked before Spark starts, the session (`early`'s, if
+    `run --report` started one beside the run; spark-submit's; a local one; or `master`'s cluster), the job, and
+    with `archive_dir` the opt-in class archive. Whatever stops it (no trace, a folder it cannot write, no Java, a
+    Spark failure, nothing but malformed lines) raises ReportError in one line."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    from sqs_conformance.reports import local_inputs
+    from sqs_conformance.reports.folders import NotWritable, writable
+    from sqs_conformance.reports.jvm_archive import JvmArchive
+    from sqs_conformance.reports.spark import in_one_jvm, java_banner, session
+    from sqs_conformance.reports.warmup import warmed_up
+    from sqs_conformance.reports.workload import session_options
+
+    nothing_to_read = local_inputs.problem(traces)
+    if nothing_to_read is not None:  # said before Spark starts, and nothing is written
+        if early is not None:
+            early.stop()
+        raise ReportError(nothing_to_read)
+    try:
+        archive = None
+        if archive_dir is not None:
+            writable(archive_dir, "--jvm-archive")
+            archive = JvmArchive(archive_dir.resolve(), java_banner())
+        # first: without Java, nothing is written
+        spark = early.session(traces, out) if early is not None else session(
+            master, archive, **session_options(traces, out))
+        if "://" not in out:  # a local folder; Spark itself says what is wrong with a Hadoop path
+            writable(Path(out), "--out")
+        # A cluster's executors are JVMs of their own (and spark-submit's session may be on one).
+        with warmed_up(spark, enabled=in_one_jvm(spark.sparkContext.master)):
+            summary = build(spark, traces, out)
+    except NotWritable as error:
+        raise ReportError(str(error)) from None
+    except (PySparkException, Py4JError) as error:  # a path Spark cannot read or write, a cluster gone, ...
+        java = getattr(error, "java_exception", None)  # py4j's own message only names the call that failed
+        lines = (str(java.toString()) if java is not None else str(error)).strip().splitlines()
+        raise ReportError(f"Spark failed: {lines[0] if lines else type(error).__name__}") from None
+    if not summary.steps:
+        raise ReportError(f"no trace lines in {', '.join(traces)} ({summary.quarantined:,} malformed lines "
+                          f"quarantined): is it a trace.jsonl written by `run`?")
+    if archive is not None:
+        archive.after_job(spark, say)
+    return summary
 
 
 def build(spark: SparkSession, inputs: list[str], out: str, phases: dict[str, float] | None = None) -> Summary:
@@ -170,10 +219,17 @@ def _minimal_cases(steps: DataFrame, divergences: list[dict]) -> dict[tuple, lis
     return cases
 
 
-if __name__ == "__main__":  # spark-submit reports/job.py TRACES… --out DIR: the same command, its parser
+if __name__ == "__main__":  # spark-submit reports/job.py TRACES… --out DIR
+    import argparse
     import sys
 
-    from sqs_conformance.conformance.cli import entry
-
-    sys.argv[1:1] = ["report"]
-    entry()
+    parser = argparse.ArgumentParser(prog="reports/job.py", description=__doc__.splitlines()[0])
+    parser.add_argument("traces", nargs="+")
+    parser.add_argument("--out", required=True)
+    arguments = parser.parse_args()
+    try:
+        built = build_report(arguments.traces, arguments.out)
+    except ReportError as refused:
+        sys.exit(f"reports/job.py: error: {refused}")
+    print(f"report: {built.report}  (JUnit: {built.junit}); {built.steps:,} steps, {built.divergences} distinct "
+          f"divergences, {built.quarantined:,} malformed lines quarantined")

@@ -40,3 +40,4 @@ def _starts_with_a_trace_line(path: Path) -> bool:
     except (OSError, UnicodeDecodeError, ValueError):
         return False
     return isinstance(record, dict) and all(name in record for name in REQUIRED)
+

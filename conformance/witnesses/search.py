@@ -115,7 +115,7 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
     first (their witnesses reach many others on the way); then one for each rule still without. With `kept` (a
     stored catalogue), its witnesses that still reach their aims are kept (`relabelled`), and only what they
     leave uncovered is searched."""
-    from sqs_conformance.conformance.runner import unreachable
+    from sqs_conformance.conformance.machine import unreachable
 
     not_generated = unreachable(profile)
     reached = explore(profile, pace, seed=seed)

@@ -9,7 +9,8 @@ import pytest
 from sqs_conformance.adapters.model_target import ModelTarget
 from sqs_conformance.conformance import witnesses
 from sqs_conformance.conformance.machine import REAL_MAX_WAIT
-from sqs_conformance.conformance.runner import NOT_GENERATED, run, unreachable
+from sqs_conformance.conformance.machine import NOT_GENERATED, unreachable
+from sqs_conformance.conformance.runner import run
 from sqs_conformance.model.rules import rules_for
 from sqs_conformance.model.values import (
     ChangeMessageVisibility, CreateQueue, DeleteEntry, DeleteMessage, DeleteMessageBatch, GetQueueAttributes,

@@ -6,7 +6,8 @@ import os
 import pytest
 
 from benchmarks.reference_designs.redisq.target import URL_VARIABLE, RedisQueueTarget
-from sqs_conformance.conformance.runner import run, unreachable
+from sqs_conformance.conformance.machine import unreachable
+from sqs_conformance.conformance.runner import run
 from sqs_conformance.model.rules import rules_for
 from sqs_conformance.model.values import CreateQueue, ReceiveMessage, SendMessage
 from tests.loopback import LOOPBACK_V4, listening_addresses
