@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqs_conformance.conformance.trace import TraceWriter  # noqa: E402
 from sqs_conformance.model.rules import rules_for  # noqa: E402
-from sqs_conformance.reports.trace_format import COLUMNS_FOLDER  # noqa: E402
+from sqs_conformance.model.trace_format import COLUMNS_FOLDER  # noqa: E402
 from tests.cli import SQS_CONFORMANCE
 
 AGAIN = 6  # runs of the job again in the warm session after its first on a corpus (the JIT takes some)

@@ -1,4 +1,4 @@
-"""The columnar copy of a trace (reports/trace_format.py): Parquet written beside the JSON lines as they are
+"""The columnar copy of a trace (model/trace_format.py): Parquet written beside the JSON lines as they are
 written, so that the reports job reads columns instead of parsing every line again.
 
 The copy is a convenience, the JSON lines the record: anything that goes wrong with the copy drops it, and the
@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sqs_conformance.reports.trace_format import arrow_schema, columnar_copy, columnar_row
+from sqs_conformance.model.trace_format import arrow_schema, columnar_copy, columnar_row
 
 ROWS_PER_GROUP = 10_000  # rows held in memory before they are written as one Parquet row group
 

@@ -9,7 +9,7 @@ import threading
 
 from sqs_conformance.conformance.session import Step
 from sqs_conformance.model import Divergence
-from sqs_conformance.reports.trace_format import MINIMAL_CASE_ORDER
+from sqs_conformance.model.trace_format import MINIMAL_CASE_ORDER
 
 Key = tuple[float, ...]
 

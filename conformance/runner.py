@@ -39,7 +39,7 @@ from sqs_conformance.conformance.session import BudgetSpent, Step, Tallies
 from sqs_conformance.conformance.threads import each_at_once, within
 from sqs_conformance.conformance.trace import TraceWriter
 from sqs_conformance.model import Divergence
-from sqs_conformance.model.rule_verdicts import RuleVerdict, rule_verdict
+from sqs_conformance.model.verdicts import RuleVerdict, rule_verdict
 from sqs_conformance.model.rules import rules_for
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ class RunResult:
         return not self.findings and not self.errors
 
     def verdict(self, rule_id: str) -> RuleVerdict:
-        """What the run says of one rule (model/rule_verdicts.py, the report's words too): "diverges" (a known
+        """What the run says of one rule (model/verdicts.py, the report's words too): "diverges" (a known
         divergence it tolerated too); "conforms" where some step could have caught it broken; "undecided" where it
         was exercised only where any answer was permitted (a gap, never a pass); or "not exercised"."""
         if rule_id in self.findings:

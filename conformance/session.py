@@ -14,6 +14,7 @@ from sqs_conformance.conformance.trace import SCHEMA_VERSION, TraceWriter, encod
 from sqs_conformance.conformance.translate import IdMap, garbage_unless_issued, handles_named
 from sqs_conformance.model import Divergence, Model
 from sqs_conformance.model.usage import ModelUsageError
+from sqs_conformance.model.verdicts import StepVerdict
 from sqs_conformance.model.words import operation_words
 from sqs_conformance.model.blame import Played, blamed, still_shown
 from sqs_conformance.model.outcomes import Verdict
@@ -273,7 +274,7 @@ class Session:
             "complete": step.complete,
             "invoke_wall": wall_invoke,
             "complete_wall": wall_complete,
-            "verdict": _verdict_name(step),
+            "verdict": _verdict_name(step).value,
             "rules": list(verdict.outcome.rules),
             "decisive": [] if step.behind else list(verdict.decisive),  # behind a divergence: decides nothing
             "divergences": [_divergence(d) for d in step.divergences],
@@ -346,14 +347,14 @@ def _rebase(response: Response, origin: float) -> Response:
     return response
 
 
-def _verdict_name(step: Step) -> str:
+def _verdict_name(step: Step) -> StepVerdict:
     if step.behind:  # after a step that led the model astray: it showed what `divergences` says, and decides nothing
-        return "behind"
+        return StepVerdict.BEHIND
     if step.divergences:
-        return "divergence"
+        return StepVerdict.DIVERGENCE
     if isinstance(step.response, Unknown):
-        return "unknown"
-    return "note" if step.verdict.outcome.notes else "ok"
+        return StepVerdict.UNKNOWN
+    return StepVerdict.NOTE if step.verdict.outcome.notes else StepVerdict.OK
 
 
 def _divergence(d: Divergence) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 
 from sqs_conformance.model.codec import decode, encode  # noqa: F401 (traces are read and written with them)
 from sqs_conformance.conformance.columnar import ColumnarCopy
-from sqs_conformance.reports.trace_format import SCHEMA_VERSION, dumps  # noqa: F401 (the writer's; the format is defined there)
+from sqs_conformance.model.trace_format import SCHEMA_VERSION, dumps  # noqa: F401 (the writer's; the format is defined there)
 
 
 class TraceError(ValueError):

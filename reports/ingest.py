@@ -2,7 +2,7 @@
 
 Each trace file is read once per version of it (its length and modification time) into the partition
 `source=<id of the file>` of `lines`. Its columnar copy, where the run left one that covers it
-(reports/trace_format.py), is copied there as it is: it already holds the table's columns, and only good lines (a
+(model/trace_format.py), is copied there as it is: it already holds the table's columns, and only good lines (a
 writer drops the copy of a trace with a malformed record). Else its JSON lines are parsed, once: the malformed ones
 (not JSON, a wrong type, a missing field, an unknown verdict) go under `quarantined=true` with what is wrong and
 their text. A file that grew (traces are appended to) has its partition replaced; files already read are not
@@ -26,7 +26,8 @@ from pyspark.sql.types import (
 
 from sqs_conformance.reports import files
 from sqs_conformance.reports.spark import ReportError
-from sqs_conformance.reports.trace_format import FIELDS, REQUIRED, VERDICTS, columnar_copy
+from sqs_conformance.model.verdicts import StepVerdict
+from sqs_conformance.model.trace_format import FIELDS, REQUIRED, VERDICTS, columnar_copy
 
 TRACE_SUFFIX = ".jsonl"
 CORRUPT = "_corrupt_line"
@@ -44,7 +45,7 @@ _DIVERGENCE = StructType([
     StructField("message_ids", ArrayType(StringType())),
 ])
 
-# The Spark type of each kind of trace field (reports/trace_format.py). Objects whose fields vary with their type
+# The Spark type of each kind of trace field (model/trace_format.py). Objects whose fields vary with their type
 # are kept as the few fields the tables need; `views` is kept as its JSON text.
 _SPARK_KIND = {
     "int": IntegerType(), "long": LongType(), "double": DoubleType(), "bool": BooleanType(), "string": StringType(),
@@ -229,7 +230,7 @@ def steps(spark: SparkSession, tables: str) -> DataFrame:
         F.coalesce("rules", F.array().cast("array<string>")).alias("rules"),
         F.coalesce("decisive", F.array().cast("array<string>")).alias("decisive"),
         # A step behind another's divergence shows its consequences: they are no divergence of their own.
-        F.when(F.col("verdict") == "behind", F.array().cast(ArrayType(_DIVERGENCE)))
+        F.when(F.col("verdict") == StepVerdict.BEHIND.value, F.array().cast(ArrayType(_DIVERGENCE)))
         .otherwise(F.coalesce("divergences", F.array().cast(ArrayType(_DIVERGENCE)))).alias("divergences"),
         F.coalesce("exact_timing_only", F.lit(False)).alias("exact_timing_only"),
         "views", F.coalesce("returned", F.array().cast("array<string>")).alias("returned"), "reappeared")

@@ -19,7 +19,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sqs_conformance.reports import files, ingest, junit, page, tables, trace_format
+from sqs_conformance.model import trace_format
+from sqs_conformance.reports import files, ingest, junit, page, tables
 from sqs_conformance.reports.spark import ReportError
 
 QUARANTINE_SAMPLE = 20

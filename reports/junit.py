@@ -7,7 +7,7 @@ from xml.etree import ElementTree as ET
 
 from sqs_conformance.model.profiles import PROFILES
 from sqs_conformance.model.rules import rules_for
-from sqs_conformance.model.rule_verdicts import RuleVerdict
+from sqs_conformance.model.verdicts import RuleVerdict
 from sqs_conformance.reports.page import column, verdict
 
 

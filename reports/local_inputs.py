@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from sqs_conformance.reports.ingest import TRACE_SUFFIX
-from sqs_conformance.reports.trace_format import REQUIRED
+from sqs_conformance.model.trace_format import REQUIRED
 
 
 def problem(inputs: list[str]) -> str | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from sqs_conformance.model.rule_verdicts import RuleVerdict, rule_verdict
+from sqs_conformance.model.verdicts import RuleVerdict, rule_verdict
 from sqs_conformance.model.rules import CATALOGUE
 from sqs_conformance.reports import pictures
 from sqs_conformance.reports.tables import LATENESS_BIN
@@ -49,7 +49,7 @@ def column(row: dict[str, Any]) -> str:
 
 
 def verdict(cell: dict[str, Any] | None) -> RuleVerdict:
-    """A matrix cell's verdict, in the run's words (model/rule_verdicts.py)."""
+    """A matrix cell's verdict, in the run's words (model/verdicts.py)."""
     if cell is None:
         return RuleVerdict.NOT_EXERCISED
     return rule_verdict(cell["exercised"], cell.get("decisive", 0), cell["diverging"])

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sqs_conformance.reports.trace_format import MINIMAL_CASE_ORDER
+from sqs_conformance.model.verdicts import StepVerdict
+from sqs_conformance.model.trace_format import MINIMAL_CASE_ORDER
 
 TARGET = ["target", "target_version", "profile"]
 # What the tables below read of `steps`: without the bulky per-step views.
@@ -38,10 +39,11 @@ def matrix(steps: DataFrame) -> DataFrame:
                              F.explode(F.array_distinct(F.array_union("rules", "diverged"))).alias("rule"))
                 .withColumn("diverging", F.array_contains("diverged", F.col("rule")))
                 .withColumn("decided", F.col("diverging") | (F.array_contains("decisive", F.col("rule"))
-                                                              & (F.col("verdict") != "unknown")))
-                .withColumn("uncertain", ~F.col("diverging") & (F.col("verdict") == "unknown"))
+                                                              & (F.col("verdict") != StepVerdict.UNKNOWN.value)))
+                .withColumn("uncertain", ~F.col("diverging") & (F.col("verdict") == StepVerdict.UNKNOWN.value))
                 # behind another step's divergence: exercised, and nothing more (neither conforming nor diverging)
-                .withColumn("conforming", ~F.col("diverging") & ~F.col("uncertain") & (F.col("verdict") != "behind")))
+                .withColumn("conforming", ~F.col("diverging") & ~F.col("uncertain")
+                            & (F.col("verdict") != StepVerdict.BEHIND.value)))
 
     def steps_where(flag: str):
         return F.sum(F.when(F.col(flag), F.col("steps")).otherwise(0))
@@ -59,7 +61,7 @@ def divergences(steps: DataFrame, files: DataFrame) -> DataFrame:
     steps that reported it (not those `behind` another divergence, which report nothing). `files` names the file of
     each `source`."""
     case = ["source", "run_id", "case"]
-    seen = (steps.where((F.size("divergences") > 0) & (F.col("verdict") != "behind"))
+    seen = (steps.where((F.size("divergences") > 0) & (F.col("verdict") != StepVerdict.BEHIND.value))
             .select(*TARGET, *case, *MINIMAL_CASE_ORDER, F.explode("divergences").alias("d"))
             .select(*TARGET, *case, *MINIMAL_CASE_ORDER, F.element_at("d.rules", 1).alias("rule"),
                     F.col("d.expected").alias("expected"), F.col("d.observed").alias("observed"))

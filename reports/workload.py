@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqs_conformance.reports.ingest import LINES, MANIFEST, TRACE_SUFFIX
-from sqs_conformance.reports.trace_format import columnar_copy
+from sqs_conformance.model.trace_format import columnar_copy
 
 # A local driver JVM compiles with C1 only (-XX:TieredStopAtLevel=1) up to these. Measured with
 # benchmarks/pipeline.py's corpora, cold, one report per JVM, C1 only against both compilers: JSON lines only,

@@ -1,9 +1,9 @@
-"""Trace lines for tests, filled from the one definition of the format (reports/trace_format.py): a field added
+"""Trace lines for tests, filled from the one definition of the format (model/trace_format.py): a field added
 there appears in every test line, and a test naming a field that is not there fails."""
 
 from typing import Any
 
-from sqs_conformance.reports.trace_format import FIELDS, NAMES, SCHEMA_VERSION
+from sqs_conformance.model.trace_format import FIELDS, NAMES, SCHEMA_VERSION
 
 _BY_KIND: dict[str, Any] = {
     "int": 0, "long": 0, "double": 0.0, "bool": False, "string": "", "strings": [], "divergences": [], "json": {},

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 
 from sqs_conformance.conformance import columnar
 from sqs_conformance.conformance.trace import TraceWriter
-from sqs_conformance.reports.trace_format import columnar_copy
+from sqs_conformance.model.trace_format import columnar_copy
 from tests.trace_lines import trace_line
 
 

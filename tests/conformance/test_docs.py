@@ -121,7 +121,7 @@ def test_the_rules_page_names_every_rule_and_refuses_a_source_the_evidence_lacks
 
 
 def test_the_trace_format_page_documents_every_field_of_the_trace_line():
-    from sqs_conformance.reports.trace_format import NAMES
+    from sqs_conformance.model.trace_format import NAMES
 
     text = (DOCS / "trace-format.md").read_text()
     table = text[text.index("| field | meaning |"):].split("\n\n")[0]

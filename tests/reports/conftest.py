@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sqs_conformance.reports.trace_format import SCHEMA_VERSION
+from sqs_conformance.model.trace_format import SCHEMA_VERSION
 from tests.trace_lines import trace_line
 
 

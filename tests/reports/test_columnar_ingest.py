@@ -10,7 +10,7 @@ import pytest
 from sqs_conformance.conformance.trace import TraceWriter
 from sqs_conformance.reports import ingest, job
 from sqs_conformance.reports.spark import ReportError
-from sqs_conformance.reports.trace_format import columnar_copy
+from sqs_conformance.model.trace_format import columnar_copy
 from tests.reports.conftest import step
 from tests.reports.test_pipeline import first_run, rows
 

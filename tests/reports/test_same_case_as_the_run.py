@@ -49,7 +49,7 @@ def test_each_rule_shows_the_run_s_case(spark, tmp_path):
     matrix = page.split("<table id=matrix-table>")[1].split("</table>")[0]
     assert set(re.findall(r"<tr><td class=rule><a href='#rule-([A-Z0-9-]+)'>", matrix)) == {
         r.id for r in rules_for("sqs-standard")}  # as `run` lists them, those no step can reach included
-    # Each rule's verdict in the run's words, as the run says it (one vocabulary: model/rule_verdicts.py)
+    # Each rule's verdict in the run's words, as the run says it (one vocabulary: model/verdicts.py)
     said = dict(re.findall(r"<tr><td class=rule><a href='#rule-([A-Z0-9-]+)'>[^<]*</a></td><td class=\w+ "
                            r"title='([a-z ]+)'>", matrix))
     assert said == {r.id: result.verdict(r.id).value for r in rules_for("sqs-standard")}

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from sqs_conformance.model.verdicts import StepVerdict
+
 SCHEMA_VERSION = 6  # 2 added `views`, `returned` and `reappeared`; 3 `decisive`; 4 `counted`; 5 the
 # verdict `behind`; 6 `says` and `exact_timing_only`
 
@@ -54,7 +56,7 @@ FIELDS: tuple[TraceField, ...] = (
 )
 NAMES = tuple(f.name for f in FIELDS)
 REQUIRED = tuple(f.name for f in FIELDS if f.required)
-VERDICTS = ("ok", "note", "unknown", "divergence", "behind")
+VERDICTS = tuple(v.value for v in StepVerdict)
 # A rule's minimal case, wherever one is picked (the run's findings, the report's divergences): among the steps that
 # reported its divergence (not `behind` another's), the least of these fields, in this order: one a real clock's
 # timing would still show before one only exact (virtual) time shows, as `confirm` and RULE.py replay on a real
