@@ -178,7 +178,7 @@ class ProcessTarget(Target):
             stdin.write(json.dumps(request) + "\n")
             stdin.flush()
         except OSError:
-            raise TargetError(f"{self._who()} exited: {self._last_words()}") from None
+            pass  # it exited, or closed its input: whatever it said before (read below) tells what went wrong
         line = _read_line(self.process, ANSWER_TIMEOUT)
         if line is None:
             raise TargetError(f"{self._who()} did not answer within {ANSWER_TIMEOUT:.0f} s")
