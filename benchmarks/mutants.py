@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sqs_conformance.conformance.runner import DEFAULT_BUDGET, run  # noqa: E402
+from sqs_conformance.conformance.runner import DEFAULT_BUDGET, RunOptions, run  # noqa: E402
 
 
 # Designs whose mutants were written beside the witnesses that kill them (the suite's tuning), and designs
@@ -101,11 +101,11 @@ def measure(chosen, examples: int, seed: int, shrink_seconds: float, search: boo
         target = factory(profile)
         try:
             start = time.perf_counter()
-            result = run(target, profile, seed=seed, search=False)
+            result = run(target, profile, RunOptions(seed=seed, search=False))
             by = "witness"
             if not result.findings and search:  # the default run: witnesses, then the search for its default budget
-                result = run(target, profile, examples=examples, seed=seed, shrink_seconds=shrink_seconds,
-                             budget=DEFAULT_BUDGET["virtual"])
+                result = run(target, profile, RunOptions(examples=examples, seed=seed, shrink_seconds=shrink_seconds,
+                                                         budget=DEFAULT_BUDGET["virtual"]))
                 by = "search"
             seconds = time.perf_counter() - start
         finally:
@@ -134,8 +134,8 @@ def search_alone(chosen, examples: int, seed: int) -> None:
         target = factory(profile)
         try:
             start = time.perf_counter()
-            result = run(target, profile, examples=examples, seed=seed, witnesses=False, shrink=False,
-                         max_rounds=1, coverage_rounds=0)
+            result = run(target, profile, RunOptions(examples=examples, seed=seed, witnesses=False, shrink=False,
+                                                     max_rounds=1, coverage_rounds=0))
             seconds = time.perf_counter() - start
         finally:
             target.close()

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqs_conformance.adapters.registry import close_all, make_targets  # noqa: E402
 from sqs_conformance.conformance.machine import unreachable  # noqa: E402
-from sqs_conformance.conformance.runner import run  # noqa: E402
+from sqs_conformance.conformance.runner import RunOptions, run  # noqa: E402
 from sqs_conformance.model.rules import rules_for  # noqa: E402
 
 
@@ -29,8 +29,8 @@ def timed(profile: str, jobs: int, examples: int, out: Path) -> tuple[float, int
     targets = make_targets("moto-server", profile, jobs=jobs)
     start = time.perf_counter()
     try:
-        result = run(targets, profile, examples=max(examples, 1), seed=1, out_dir=out, shrink=False,
-                     search=examples > 0)
+        result = run(targets, profile, RunOptions(examples=max(examples, 1), seed=1, out_dir=out, shrink=False,
+                                                  search=examples > 0))
     finally:
         seconds = time.perf_counter() - start
         requests = targets[0].requests_billed()

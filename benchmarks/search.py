@@ -61,7 +61,7 @@ def search(profile: str, seed: int, explain: bool) -> tuple[str, float]:
     try:
         with tempfile.TemporaryDirectory() as out:
             start = time.perf_counter()
-            result = runner.run(target, profile, seed=seed, out_dir=Path(out), witnesses=False)
+            result = runner.run(target, profile, runner.RunOptions(seed=seed, out_dir=Path(out), witnesses=False))
             seconds = time.perf_counter() - start
     finally:
         runner.search_phases = phases  # type: ignore[assignment]

@@ -39,7 +39,7 @@ from botocore.exceptions import ClientError  # noqa: E402
 
 from sqs_conformance.adapters.model_target import ModelTarget  # noqa: E402
 from sqs_conformance.adapters.moto_target import MotoTarget  # noqa: E402
-from sqs_conformance.conformance.runner import RUN_COLLECTION_THRESHOLD, run  # noqa: E402
+from sqs_conformance.conformance.runner import RUN_COLLECTION_THRESHOLD, RunOptions, run  # noqa: E402
 from sqs_conformance.conformance.session import Session  # noqa: E402
 from sqs_conformance.conformance.trace import read_trace  # noqa: E402
 from sqs_conformance.model.rules import CATALOGUE  # noqa: E402
@@ -125,8 +125,9 @@ def suite(target, profile: str, examples: int, out: Path, requests: list[Request
         # Every rule tolerated: no case stops at a divergence, so this times generation, not shrinking (nor the
         # witnesses' replay).
         with CollectorTime() as collector:
-            result = run(target, profile, examples=examples, seed=1, out_dir=out, max_rounds=1, coverage_rounds=0,
-                         shrink=False, tolerate=frozenset(r.id for r in CATALOGUE), witnesses=False)
+            result = run(target, profile, RunOptions(examples=examples, seed=1, out_dir=out, max_rounds=1,
+                                                     coverage_rounds=0, shrink=False,
+                                                     tolerate=frozenset(r.id for r in CATALOGUE), witnesses=False))
     finally:
         Session.execute = original  # type: ignore[method-assign]
         target.close()

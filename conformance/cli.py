@@ -164,11 +164,11 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
                                               f"{len(shared.tolerated)} diverging rules{searching}")
 
         try:
-            result = runner.run(targets, profile, examples=examples, seed=seed, out_dir=out_dir,
-                                steps_per_case=steps, database_dir=Path(".sqs-conformance") / "examples",
-                                on_progress=on_case, shrink=not no_shrink, tolerate=frozenset(tolerate),
-                                shrink_seconds=shrink_seconds, witnesses=witnesses, search=not witnesses_only,
-                                budget=budget)
+            how = runner.RunOptions(examples=examples, seed=seed, out_dir=out_dir, steps_per_case=steps,
+                                    database_dir=Path(".sqs-conformance") / "examples", shrink=not no_shrink,
+                                    tolerate=frozenset(tolerate), shrink_seconds=shrink_seconds,
+                                    witnesses=witnesses, search=not witnesses_only, budget=budget)
+            result = runner.run(targets, profile, how, on_progress=on_case)
         except KeyboardInterrupt as stop:
             progress.stop()
             _stopped(stop, targets, early, out_dir, target_spec)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sqs_conformance.adapters.model_target import ModelTarget
-from sqs_conformance.conformance.runner import Finding, merged, run
+from sqs_conformance.conformance.runner import Finding, RunOptions, merged, run
 from sqs_conformance.conformance.witnesses import Replayed, fewest_steps, replay_case
 
 
@@ -32,9 +32,9 @@ def differences(first: str, second: str, *, examples: int = 30, seed: int | None
         # tolerated, most random cases would be abandoned at it, and the search would end early).
         # No coverage rounds: what is wanted is every difference, not every rule exercised.
         target = ModelTarget(behaves)
-        shown = run(target, judge, search=False)
-        searched = run(target, judge, examples=examples, seed=seed, steps_per_case=steps_per_case,
-                       coverage_rounds=0, witnesses=False)
+        shown = run(target, judge, RunOptions(search=False))
+        searched = run(target, judge, RunOptions(examples=examples, seed=seed, steps_per_case=steps_per_case,
+                                                 coverage_rounds=0, witnesses=False))
         result = merged(searched.run_id, target, judge, [shown, searched])
         found += [Difference(behaves, judge, _trimmed(behaves, judge, f)) for f in result.findings.values()]
     return sorted(found, key=lambda d: (d.finding.rule, d.behaves))

@@ -69,9 +69,10 @@ def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int |
             cell.clock = "real"
         try:
             cell.version = targets[0].version()
-            result = runner.run(targets, profile, examples=examples, seed=seed, steps_per_case=steps,
-                                out_dir=out_dir / emulator / profile, search=search,
-                                budget=runner.search_budget(targets[0].clock.kind, budget))
+            how = runner.RunOptions(examples=examples, seed=seed, steps_per_case=steps,
+                                    out_dir=out_dir / emulator / profile, search=search,
+                                    budget=runner.search_budget(targets[0].clock.kind, budget))
+            result = runner.run(targets, profile, how)
         finally:
             close_all(targets)
     except TargetError as error:

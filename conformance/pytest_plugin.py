@@ -67,10 +67,11 @@ class ConformanceItem(pytest.Item):
             target.close()
             pytest.skip(f"{target.name} speaks {', '.join(sorted(target.profiles))}, not {self.profile}")
         try:
-            result = runner.run(target, self.profile, examples=options.sqs_examples, seed=options.sqs_seed,
-                                steps_per_case=options.sqs_steps, out_dir=out,
-                                budget=runner.search_budget(target.clock.kind, options.sqs_budget),
-                                search=not options.sqs_witnesses_only)
+            how = runner.RunOptions(examples=options.sqs_examples, seed=options.sqs_seed,
+                                    steps_per_case=options.sqs_steps, out_dir=out,
+                                    budget=runner.search_budget(target.clock.kind, options.sqs_budget),
+                                    search=not options.sqs_witnesses_only)
+            result = runner.run(target, self.profile, how)
         finally:
             target.close()
         findings = report.write_findings(result, out)

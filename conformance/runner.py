@@ -172,22 +172,39 @@ def search_budget(clock_kind: str, asked: float | None) -> float | None:
     return (DEFAULT_BUDGET[clock_kind] if asked is None else asked) or None
 
 
-def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100, seed: int | None = None,
-        out_dir: Path | None = None, max_rounds: int = 12, steps_per_case: int = 30,
-        database_dir: Path | None = None, on_progress=None, coverage_rounds: int = 4, shrink: bool = True,
-        tolerate: frozenset[str] = frozenset(), shrink_seconds: float | None = None, witnesses: bool = True,
-        search: bool = True, budget: float | None = None) -> RunResult:
-    """First, unless not `witnesses`, each rule's witness (conformance/witnesses.py) once, all at once: every
-    reachable rule is checked in about the time of the longest witness. Then, if `search`, Hypothesis: rounds
-    until no new rule diverges; then, while a reachable rule is still unexercised, up to `coverage_rounds`
-    more with fresh seeds (derived from `seed`, so a seeded run stays reproducible). Without `shrink`, each
-    divergence is reported as first found (cheaper, longer cases). Rules in `tolerate` are known divergences:
-    counted in the tallies, never reported or shrunk. `shrink_seconds` caps the time spent shrinking a round's
-    failures (default: VIRTUAL_CLOCK_SHRINK_SECONDS under a virtual clock, REAL_CLOCK_SHRINK_SECONDS else).
-    With a `budget` (seconds from the start of the run), the search goes on with fresh rounds until it is spent,
-    past coverage, for divergences no round so far has shown; no step starts once it is spent (a witness or a
-    round under way ends at its next step). On a virtual clock the budget also covers the trimming of the search's
-    findings, which it leaves time for.
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run goes (`run`'s docstring says what each does); the defaults are the library's, the CLI's are in
+    conformance/defaults.py."""
+
+    examples: int = 100  # cases per search round, shared between the jobs
+    seed: int | None = None
+    out_dir: Path | None = None  # where the trace goes; None: no trace
+    max_rounds: int = 12
+    steps_per_case: int = 30
+    database_dir: Path | None = None  # Hypothesis' example database, for an unseeded run
+    coverage_rounds: int = 4
+    shrink: bool = True
+    tolerate: frozenset[str] = frozenset()  # known divergences: counted, never reported or shrunk
+    shrink_seconds: float | None = None
+    witnesses: bool = True
+    search: bool = True
+    budget: float | None = None  # seconds from the start of the run
+
+
+def run(target: Target | Sequence[Target], profile: str, options: RunOptions = RunOptions(), *,
+        on_progress=None) -> RunResult:
+    """How the run goes is `options` (RunOptions). First, unless not `witnesses`, each rule's witness
+    (conformance/witnesses/) once, all at once: every reachable rule is checked in about the time of the longest
+    witness. Then, if `search`, Hypothesis: rounds until no new rule diverges; then, while a reachable rule is still
+    unexercised, up to `coverage_rounds` more with fresh seeds (derived from `seed`, so a seeded run stays
+    reproducible). Without `shrink`, each divergence is reported as first found (cheaper, longer cases). Rules in
+    `tolerate` are known divergences: counted in the tallies, never reported or shrunk. `shrink_seconds` caps the
+    time spent shrinking a round's failures (default: VIRTUAL_CLOCK_SHRINK_SECONDS under a virtual clock,
+    REAL_CLOCK_SHRINK_SECONDS else). With a `budget` (seconds from the start of the run), the search goes on with
+    fresh rounds until it is spent, past coverage, for divergences no round so far has shown; no step starts once it
+    is spent (a witness or a round under way ends at its next step). On a virtual clock the budget also covers the
+    trimming of the search's findings, which it leaves time for.
 
     Several targets (independent connections to one service) run as concurrent jobs in threads, each with its
     own queues and seeds and its share of each round's `examples`, so that the waits of a real clock overlap.
@@ -195,14 +212,15 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     case among every case that showed it (conformance/minimal.py), the one the report shows too."""
     targets = [target] if isinstance(target, Target) else list(target)
     run_id = uuid.uuid4().hex[:12]
-    trace = TraceWriter(out_dir / "trace.jsonl") if out_dir is not None else None
-    tolerated = set(tolerate)  # shared by the jobs
+    trace = TraceWriter(options.out_dir / "trace.jsonl") if options.out_dir is not None else None
+    tolerated = set(options.tolerate)  # shared by the jobs
     case_ids = itertools.count(1)  # case numbers unique across the jobs of the run
     early = EarlyReturns()  # early returns counted across the witnesses and the search's generated cases
     started = time.monotonic()
-    ends = None if budget is None else started + budget  # no step starts later: witnesses, search, trimming
-    trimming = search and shrink and targets[0].clock.kind == "virtual"
-    reserve = min(TRIM_SECONDS, budget / 4) if trimming and budget is not None else 0.0
+    ends = None if options.budget is None else started + options.budget  # no step starts later: witnesses, search,
+    # trimming
+    trimming = options.search and options.shrink and targets[0].clock.kind == "virtual"
+    reserve = min(TRIM_SECONDS, options.budget / 4) if trimming and options.budget is not None else 0.0
     deadline = None if ends is None else ends - reserve  # the search's: trimming gets the rest
     minimal = MinimalCases()  # every way the run plays a case feeds it
     jobs = [Run(t, profile, run_id, trace, tolerated=tolerated, case_ids=case_ids, early=early, deadline=deadline,
@@ -210,40 +228,43 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
     if on_progress is not None:
         for job in jobs:
             job.on_case = lambda _: on_progress(_Totals(jobs, tolerated))
-    database = None if seed is not None or database_dir is None else DirectoryBasedExampleDatabase(database_dir)
+    database = (DirectoryBasedExampleDatabase(options.database_dir)
+                if options.seed is None and options.database_dir is not None else None)
 
     # The round's cases are split between the jobs, but never below a few each: Hypothesis' first case is its
     # simplest (one rule over and over), so a job with one case would explore nothing.
-    share = max(-(-examples // len(jobs)), min(examples, MIN_CASES_PER_JOB))
+    share = max(-(-options.examples // len(jobs)), min(options.examples, MIN_CASES_PER_JOB))
 
     exercised: set[str] = set()  # by the witnesses: coverage rounds need not chase these
     # Each phase's result is made before the phase starts, so that a stopped run still has what it found
-    spent = Spending(budget=budget, searching=search)
+    spent = Spending(budget=options.budget, searching=options.search)
     witnessed = RunResult(run_id, targets[0].name, targets[0].version(), profile)
     searched = [RunResult(run_id, j.target.name, j.target.version(), profile, tallies=j.tallies) for j in jobs]
 
     def one_job(index: int) -> RunResult:
-        job_seed = None if seed is None else seed + 1000 * index
-        return _rounds(jobs[index], searched[index], share, job_seed, steps_per_case, database, max_rounds,
-                       coverage_rounds, shrink, exercised, deadline)
+        job_seed = None if options.seed is None else options.seed + 1000 * index
+        return _rounds(jobs[index], searched[index], share, job_seed, options.steps_per_case, database,
+                       options.max_rounds, options.coverage_rounds, options.shrink, exercised, deadline)
 
     def so_far(stopped: bool = False) -> RunResult:
         for job, found in zip(jobs, searched, strict=True) if stopped else ():
             for seen in unreported_seen(job, set(found.findings)):  # a round stopped half-way: as seen
                 found.findings[seen.divergence.rule] = Finding.shown_by(seen.divergence, seen.steps)
-        done = merged(run_id, targets[0], profile, ([witnessed] if witnesses else []) + (searched if search else []))
+        played = ([witnessed] if options.witnesses else []) + (searched if options.search else [])
+        done = merged(run_id, targets[0], profile, played)
         done.early_not_rare = early.not_rare()
         done.spent = spent
         if stopped:
             _as_minimal(done, minimal)
         return done
 
+    shrink_seconds = options.shrink_seconds
     if shrink_seconds is None:
         virtual = all(t.clock.kind == "virtual" for t in targets)
         shrink_seconds = VIRTUAL_CLOCK_SHRINK_SECONDS if virtual else REAL_CLOCK_SHRINK_SECONDS
     try:
         with shrinking_at_most(shrink_seconds), _fewer_collections.during_a_run():
-            if witnesses:
+            if options.witnesses:
                 phase = time.monotonic()
                 try:
                     _witnesses(targets, profile, trace, case_ids, frozenset(tolerated), early, witnessed, spent, ends,
@@ -252,7 +273,7 @@ def run(target: Target | Sequence[Target], profile: str, *, examples: int = 100,
                     spent.witnesses = time.monotonic() - phase
                 tolerated |= set(witnessed.findings)
                 exercised |= witnessed.tallies.decided()
-            if search:
+            if options.search:
                 phase = time.monotonic()
                 try:
                     with _one_ast_parse_at_a_time() if len(jobs) > 1 else nullcontext():

@@ -5,7 +5,7 @@ answers as AWS does (tests/aws_wire.py), so `--target aws` is checked without AW
 import pytest
 
 from sqs_conformance.adapters.endpoint import EndpointTarget
-from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.runner import RunOptions, run
 from sqs_conformance.model.values import (
     CreateQueue, DeleteEntry, DeleteMessage, DeleteMessageBatch, Error, PurgeQueue,
     ReceiveMessage, SendMessage, SetQueueAttributes,
@@ -75,7 +75,7 @@ def test_the_model_behind_the_aws_wire_conforms_on_every_witness(profile):
     first = EndpointTarget(endpoint_url=wire.url, local_credentials=True)
     jobs = [first] + [first.another_connection() for _ in range(7)]
     try:
-        result = run(jobs, profile, seed=1, search=False)
+        result = run(jobs, profile, RunOptions(seed=1, search=False))
     finally:
         for job in jobs:
             job.close()

@@ -8,7 +8,7 @@ from sqs_conformance.adapters.model_target import ModelTarget
 from sqs_conformance.conformance.cases import CaseError, FoundCase
 from sqs_conformance.conformance.confirm import confirm
 from sqs_conformance.conformance.report import case_json
-from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.runner import RunOptions, run
 from tests.conformance.planted import TwoBugs, WrongMalformedHandleCode
 from tests.cli import SQS_CONFORMANCE
 
@@ -17,7 +17,8 @@ from tests.cli import SQS_CONFORMANCE
 def cases(tmp_path_factory):
     """The two minimal cases of a target with two bugs, written as `run` writes them."""
     folder = tmp_path_factory.mktemp("findings")
-    result = run(TwoBugs("sqs-standard"), "sqs-standard", examples=50, seed=5, max_rounds=3, coverage_rounds=0)
+    result = run(TwoBugs("sqs-standard"), "sqs-standard", RunOptions(examples=50, seed=5, max_rounds=3,
+                                                                     coverage_rounds=0))
     assert set(result.findings) == {"BATCH-EMPTY", "HANDLE-MALFORMED"}
     for rule_id, finding in result.findings.items():
         (folder / f"{rule_id}.json").write_text(case_json(finding, "sqs-standard", "planted"))

@@ -208,13 +208,13 @@ def _witness_phase_connections(monkeypatch, targets) -> list[int]:
     from dataclasses import replace
 
     from sqs_conformance.conformance import runner, witnesses
-    from sqs_conformance.conformance.runner import run
+    from sqs_conformance.conformance.runner import RunOptions, run
 
     real_load, real_replay, given = witnesses.load, witnesses.replay, []
     monkeypatch.setattr(witnesses, "load", lambda *a: replace(real_load(*a), witnesses=real_load(*a).witnesses[:6]))
     monkeypatch.setattr(witnesses, "replay", lambda connections, *a, **k: given.append(len(connections))
                         or real_replay(connections, *a, **k))
-    result = run(targets, "sqs-standard", seed=1, search=False)
+    result = run(targets, "sqs-standard", RunOptions(seed=1, search=False))
     assert result.cases >= 6 and runner.WITNESS_CONNECTIONS_PER_JOB > 1
     return given
 

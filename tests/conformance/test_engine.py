@@ -7,26 +7,26 @@ import pytest
 
 from sqs_conformance.adapters.model_target import ModelTarget
 from sqs_conformance.conformance import runner
-from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.runner import RunOptions, run
 from tests.conformance.planted import TwoBugs, WrongMalformedHandleCode
 
 
 @pytest.mark.parametrize("profile, examples", [("sqs-standard", 200), ("sqs-fifo", 400)])
 def test_the_model_conforms_to_itself_and_every_reachable_rule_is_exercised(profile, examples):
-    result = run(ModelTarget(profile), profile, examples=examples, seed=3, steps_per_case=40)
+    result = run(ModelTarget(profile), profile, RunOptions(examples=examples, seed=3, steps_per_case=40))
     assert result.conforms, {r: f.divergence for r, f in result.findings.items()}
     assert result.gaps() == []
 
 
 @pytest.mark.parametrize("profile", ["sqs-2008", "smq"])
 def test_older_profiles_conform_to_themselves(profile):
-    result = run(ModelTarget(profile), profile, examples=60, seed=3)
+    result = run(ModelTarget(profile), profile, RunOptions(examples=60, seed=3))
     assert result.conforms, {r: f.divergence for r, f in result.findings.items()}
 
 
 def test_a_planted_bug_is_found_with_a_short_minimal_case():
-    result = run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", examples=50, seed=5, max_rounds=1,
-                 coverage_rounds=0)
+    result = run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", RunOptions(examples=50, seed=5, max_rounds=1,
+                                                                                      coverage_rounds=0))
     assert "HANDLE-MALFORMED" in result.findings
     finding = result.findings["HANDLE-MALFORMED"]
     assert len(finding.steps) <= 3  # create the queue, send the garbage handle
@@ -34,7 +34,8 @@ def test_a_planted_bug_is_found_with_a_short_minimal_case():
 
 
 def test_every_distinct_divergence_is_reported_not_just_the_first():
-    result = run(TwoBugs("sqs-standard"), "sqs-standard", examples=50, seed=5, max_rounds=3, coverage_rounds=0)
+    result = run(TwoBugs("sqs-standard"), "sqs-standard", RunOptions(examples=50, seed=5, max_rounds=3,
+                                                                     coverage_rounds=0))
     assert set(result.findings) == {"BATCH-EMPTY", "HANDLE-MALFORMED"}
     assert not result.conforms
 
@@ -56,14 +57,17 @@ class TracedRequests(TwoBugs):
 def test_no_request_of_a_search_runs_traced_once_a_round_has_failed():
     # Hypothesis' explain phase would trace every case after the first failure, its shrinking included.
     target = TracedRequests("sqs-standard")
-    result = run(target, "sqs-standard", examples=50, seed=5, max_rounds=1, coverage_rounds=0, witnesses=False)
+    result = run(target, "sqs-standard", RunOptions(examples=50, seed=5, max_rounds=1, coverage_rounds=0,
+                                                    witnesses=False))
     assert {"BATCH-EMPTY", "HANDLE-MALFORMED"} <= set(result.findings)  # it failed, then shrank its failures
     assert target.requests and target.traced == 0
 
 
 def test_the_same_seed_gives_the_same_run():
-    first = run(TwoBugs("sqs-standard"), "sqs-standard", examples=30, seed=11, max_rounds=2, coverage_rounds=0)
-    second = run(TwoBugs("sqs-standard"), "sqs-standard", examples=30, seed=11, max_rounds=2, coverage_rounds=0)
+    first = run(TwoBugs("sqs-standard"), "sqs-standard", RunOptions(examples=30, seed=11, max_rounds=2,
+                                                                    coverage_rounds=0))
+    second = run(TwoBugs("sqs-standard"), "sqs-standard", RunOptions(examples=30, seed=11, max_rounds=2,
+                                                                     coverage_rounds=0))
     assert first.steps == second.steps and set(first.findings) == set(second.findings)
     for rule_id in first.findings:
         assert [s.op for s in first.findings[rule_id].steps] == [s.op for s in second.findings[rule_id].steps]
@@ -72,8 +76,10 @@ def test_the_same_seed_gives_the_same_run():
 def test_concurrent_jobs_share_findings_and_keep_their_cases_apart(tmp_path):
     import json
 
-    result = run([TwoBugs("sqs-standard") for _ in range(3)], "sqs-standard", examples=30, seed=5, max_rounds=3,
-                 coverage_rounds=0, out_dir=tmp_path)
+    result = run([TwoBugs("sqs-standard") for _ in range(3)], "sqs-standard", RunOptions(examples=30, seed=5,
+                                                                                         max_rounds=3,
+                                                                                         coverage_rounds=0,
+                                                                                         out_dir=tmp_path))
     assert set(result.findings) == {"BATCH-EMPTY", "HANDLE-MALFORMED"}
     records = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
     assert len(records) == result.steps
@@ -110,7 +116,7 @@ def test_shrinking_is_capped_for_the_clock_and_restored_after():
     before = engine.MAX_SHRINKING_SECONDS
     target = ShiftedModel("sqs-standard")
     target.reset()
-    run(target, "sqs-standard", examples=2, seed=1, steps_per_case=5, coverage_rounds=0)
+    run(target, "sqs-standard", RunOptions(examples=2, seed=1, steps_per_case=5, coverage_rounds=0))
     assert target.seen == {REAL_CLOCK_SHRINK_SECONDS}
     assert engine.MAX_SHRINKING_SECONDS == before
 
@@ -122,7 +128,7 @@ def test_shrinking_is_capped_for_the_clock_and_restored_after():
             return super().execute(op)
 
     virtual = VirtualModel("sqs-standard")
-    run(virtual, "sqs-standard", examples=2, seed=1, steps_per_case=5, coverage_rounds=0)
+    run(virtual, "sqs-standard", RunOptions(examples=2, seed=1, steps_per_case=5, coverage_rounds=0))
     assert virtual.seen == {VIRTUAL_CLOCK_SHRINK_SECONDS} and VIRTUAL_CLOCK_SHRINK_SECONDS < before
     assert engine.MAX_SHRINKING_SECONDS == before
 
@@ -148,13 +154,13 @@ def test_a_run_collects_cycles_less_often_and_leaves_the_collector_as_it_found_i
     gc.set_threshold(900, 11, 12)  # not the default: every generation's value must come back
     try:
         target = NotingModel("sqs-standard")
-        run(target, "sqs-standard", examples=2, seed=1, steps_per_case=5, coverage_rounds=0)
+        run(target, "sqs-standard", RunOptions(examples=2, seed=1, steps_per_case=5, coverage_rounds=0))
         assert target.seen == {(RUN_COLLECTION_THRESHOLD, 11, 12)}
         assert gc.get_threshold() == (900, 11, 12)
 
         target.fail = True
         with pytest.raises(RuntimeError):
-            run(target, "sqs-standard", examples=2, seed=1, steps_per_case=5, coverage_rounds=0)
+            run(target, "sqs-standard", RunOptions(examples=2, seed=1, steps_per_case=5, coverage_rounds=0))
         assert gc.get_threshold() == (900, 11, 12)
 
         # Runs overlapping in threads: the first to end leaves it raised for the other, the last sets it back.
@@ -169,7 +175,7 @@ def test_a_run_collects_cycles_less_often_and_leaves_the_collector_as_it_found_i
         gc.set_threshold(0, 11, 12)  # automatic collection off: a run does not turn it on
         target.fail = False
         target.seen = set()
-        run(target, "sqs-standard", examples=2, seed=1, steps_per_case=5, coverage_rounds=0)
+        run(target, "sqs-standard", RunOptions(examples=2, seed=1, steps_per_case=5, coverage_rounds=0))
         assert target.seen == {(0, 11, 12)}
     finally:
         gc.set_threshold(*before)
@@ -179,8 +185,8 @@ def test_a_search_budget_keeps_searching_past_coverage_and_then_stops(monkeypatc
     """Without a budget the search stops once a round finds nothing new and every rule is decided; with one it goes
     on with fresh rounds until the budget is spent (a round under way is finished). The run's clock is the test's,
     on which each round lasts a second: the verdict does not hang on how busy the machine is."""
-    settled = run(ModelTarget("sqs-standard"), "sqs-standard", examples=5, seed=3, witnesses=True,
-                  coverage_rounds=0)
+    settled = run(ModelTarget("sqs-standard"), "sqs-standard", RunOptions(examples=5, seed=3, witnesses=True,
+                                                                          coverage_rounds=0))
     assert settled.rounds == 1
 
     now = [0.0]
@@ -192,8 +198,8 @@ def test_a_search_budget_keeps_searching_past_coverage_and_then_stops(monkeypatc
 
     monkeypatch.setattr(runner, "_one_round", a_second_long)
     monkeypatch.setattr(runner, "time", SimpleNamespace(monotonic=lambda: now[0]))
-    budgeted = run(ModelTarget("sqs-standard"), "sqs-standard", examples=5, seed=3, witnesses=True,
-                   coverage_rounds=0, budget=3.0)
+    budgeted = run(ModelTarget("sqs-standard"), "sqs-standard", RunOptions(examples=5, seed=3, witnesses=True,
+                                                                           coverage_rounds=0, budget=3.0))
     # A quarter of the budget is left to trimming the findings: rounds start at 0, 1 and 2 s, before 2.25 s.
     assert budgeted.rounds == 3 and budgeted.conforms
 
@@ -204,8 +210,8 @@ def test_the_model_judged_as_a_real_target_conforms_to_itself(profile):
     effect inside its windows must never be flagged (a false alarm of the real-clock judgement otherwise)."""
     from sqs_conformance.conformance.witnesses import JudgedModel
 
-    result = run(JudgedModel(profile), profile, examples=150, seed=11, witnesses=False, coverage_rounds=0,
-                 max_rounds=2)
+    result = run(JudgedModel(profile), profile, RunOptions(examples=150, seed=11, witnesses=False, coverage_rounds=0,
+                                                           max_rounds=2))
     assert result.conforms, {r: f.divergence for r, f in result.findings.items()}
 
 
@@ -339,8 +345,9 @@ def test_the_trace_marks_hypothesis_final_replay_of_a_failing_case(tmp_path):
     shrinks a failure marks exactly the lines of its last replay `final`, and that replay shows the divergence."""
     import json
 
-    run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", examples=30, seed=5, max_rounds=1,
-        coverage_rounds=0, witnesses=False, out_dir=tmp_path)
+    run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", RunOptions(examples=30, seed=5, max_rounds=1,
+                                                                             coverage_rounds=0, witnesses=False,
+                                                                             out_dir=tmp_path))
     lines = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
     final_cases = {r["case"] for r in lines if r["final"]}
     assert len(final_cases) == 1
@@ -448,7 +455,7 @@ def test_a_finished_run_leaves_nothing_of_its_target_alive():
     from sqs_conformance.conformance.witnesses.search import search
 
     target = TwoBugs("sqs-standard")  # diverging, so its findings and their steps are kept too
-    result = run(target, "sqs-standard", examples=10, seed=5, max_rounds=2, coverage_rounds=0)
+    result = run(target, "sqs-standard", RunOptions(examples=10, seed=5, max_rounds=2, coverage_rounds=0))
     assert result.findings
     gone = weakref.ref(target)
     del target, result

@@ -95,12 +95,12 @@ def test_a_conforming_queue_behind_a_lossy_network_is_never_flagged(profile, see
     """The search (and the witnesses, where the profile has real-clock ones) through four connections that each
     take time both ways and lose 15% of answers: its sequences reach what the witnesses do not (attempt-id
     retries, locks by message id, several messages in play). Any rule reported is a false alarm."""
-    from sqs_conformance.conformance.runner import run
+    from sqs_conformance.conformance.runner import RunOptions, run
 
     targets = [SimulatedNetwork(profile, LOSSES, seed=seed * 100 + job) for job in range(4)]
     witnessed = (profile, "real") in profiles_and_paces()
-    result = run(targets, profile, witnesses=witnessed, search=True, examples=60, max_rounds=2, coverage_rounds=0,
-                 seed=seed)
+    result = run(targets, profile, RunOptions(witnesses=witnessed, search=True, examples=60, max_rounds=2,
+                                              coverage_rounds=0, seed=seed))
     assert sum(t.lost for t in targets) > 50  # answers were lost, in many cases
     assert not result.findings, {rule: [(s.op, s.response) for s in f.steps] for rule, f in result.findings.items()}
 
@@ -119,13 +119,13 @@ def _witnesses_through(server, faults: tuple[str, ...], rate: float, seed: int):
     """The witnesses of sqs-standard through a proxy doing `faults`: the findings by rule, the faults done, and the
     queues of the run still on the server afterwards."""
     from sqs_conformance.adapters.endpoint import EndpointTarget
-    from sqs_conformance.conformance.runner import run
+    from sqs_conformance.conformance.runner import RunOptions, run
 
     with FaultProxy(server.url, faults, rate=rate, seed=seed) as proxy:
         # Connections side by side, as a real-clock run makes them, so that the witnesses' waits overlap.
         targets = [EndpointTarget(endpoint_url=proxy.url, local_credentials=True) for _ in range(JOBS)]
         try:
-            result = run(targets, "sqs-standard", witnesses=True, search=False)
+            result = run(targets, "sqs-standard", RunOptions(witnesses=True, search=False))
         finally:
             for target in targets:
                 target.close()

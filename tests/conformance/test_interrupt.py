@@ -20,7 +20,7 @@ from sqs_conformance.adapters import interrupt
 from sqs_conformance.adapters.endpoint import QUEUE_PREFIX
 from sqs_conformance.adapters.model_target import ModelTarget
 from sqs_conformance.adapters.moto_target import MotoTarget
-from sqs_conformance.conformance.runner import RunInterrupted, run
+from sqs_conformance.conformance.runner import RunInterrupted, RunOptions, run
 from tests.fault_proxy import STALL, FaultProxy
 from tests.cli import SQS_CONFORMANCE
 
@@ -143,7 +143,7 @@ def test_an_interrupted_run_keeps_what_it_found_so_far(tmp_path, clears_the_inte
     target = InterruptedAfter(steps)
     try:
         with pytest.raises(RunInterrupted) as stopped_run:
-            run(target, "sqs-standard", seed=3, out_dir=tmp_path, budget=None, examples=1000)
+            run(target, "sqs-standard", RunOptions(seed=3, out_dir=tmp_path, budget=None, examples=1000))
     finally:
         target.close()
     result = stopped_run.value.result
@@ -156,7 +156,7 @@ def test_an_interrupted_run_keeps_what_it_found_so_far(tmp_path, clears_the_inte
 
 
 def test_a_budget_spent_in_the_witnesses_leaves_the_search_no_round_and_says_so():
-    result = run(ModelTarget("sqs-standard"), "sqs-standard", seed=1, budget=0.2)
+    result = run(ModelTarget("sqs-standard"), "sqs-standard", RunOptions(seed=1, budget=0.2))
     spent = result.spent
     assert spent.ran_out_in == "witnesses"
     assert spent.witnesses_played < spent.witnesses_in_all
@@ -166,15 +166,15 @@ def test_a_budget_spent_in_the_witnesses_leaves_the_search_no_round_and_says_so(
 
 def test_a_budget_ends_a_round_under_way():
     # A round of 100,000 cases would take hours: the budget ends it at its next step
-    result = run(ModelTarget("sqs-standard"), "sqs-standard", seed=1, budget=3.0, witnesses=False, examples=100_000,
-                 shrink=False)
+    result = run(ModelTarget("sqs-standard"), "sqs-standard", RunOptions(seed=1, budget=3.0, witnesses=False,
+                                                                         examples=100_000, shrink=False))
     assert result.spent.ran_out_in == "search"
     assert result.rounds == 1 and 0 < result.cases < 100_000
     assert not [line for line in result.spent.lines(result.rounds) if line.startswith("the search got no round")]
 
 
 def test_a_run_with_no_budget_plays_every_witness():
-    result = run(ModelTarget("sqs-standard"), "sqs-standard", seed=1, search=False)
+    result = run(ModelTarget("sqs-standard"), "sqs-standard", RunOptions(seed=1, search=False))
     assert result.spent.ran_out_in is None
     assert result.spent.witnesses_played == result.spent.witnesses_in_all > 0
 
@@ -205,7 +205,7 @@ def test_a_budget_spent_in_the_witnesses_leaves_no_queue_of_their_extra_connecti
 
     jobs = [EndpointTarget(endpoint_url=moto_server.url, local_credentials=True) for _ in range(2)]
     try:
-        result = run(jobs, "sqs-standard", seed=1, budget=2.0, search=False)
+        result = run(jobs, "sqs-standard", RunOptions(seed=1, budget=2.0, search=False))
     finally:
         for job in jobs:
             job.close()

@@ -8,7 +8,7 @@ from sqs_conformance.conformance.check import check_traces
 from sqs_conformance.conformance.cases import FoundCase
 from sqs_conformance.conformance.confirm import confirm
 from sqs_conformance.conformance.redelivery import IN_A_RUN
-from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.runner import RunOptions, run
 from sqs_conformance.conformance.trace import TraceWriter
 from sqs_conformance.model.values import CreateQueue, ReceiveMessage, SendMessage
 from tests.conformance.planted import EarlyDeadlines, WrongMalformedHandleCode
@@ -86,7 +86,8 @@ def test_check_reaches_the_verdict_the_run_wrote_on_every_step(tmp_path):
     for target, rule_id in ((EarlyDeadlines("sqs-standard"), "RCV-HIDE"),  # early returns, many of them replays
                             (WrongMalformedHandleCode("sqs-standard"), "HANDLE-MALFORMED")):
         out = tmp_path / rule_id
-        result = run(target, "sqs-standard", examples=20, seed=4, out_dir=out, max_rounds=1, coverage_rounds=0)
+        result = run(target, "sqs-standard", RunOptions(examples=20, seed=4, out_dir=out, max_rounds=1,
+                                                        coverage_rounds=0))
         assert rule_id in result.findings
         written = verdicts_written(out / "trace.jsonl")
         assert any(rule_id in rules for rules in written.values())

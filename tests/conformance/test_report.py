@@ -12,7 +12,7 @@ from sqs_conformance.adapters.sqs_calls import CLIENT_OPTIONS
 from sqs_conformance.conformance.report import (
     _SCRIPT_HEAD, answer_words, boto3_script, describe_finding, permitted_checks,
 )
-from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.runner import RunOptions, run
 from sqs_conformance.model.outcomes import (
     AttributeWithin, Divergence, ReceiveInOrder, ReceiveRepeated, ReceiveSome, ReceiveWithout,
 )
@@ -21,16 +21,16 @@ from tests.conformance.planted import WrongMalformedHandleCode
 
 
 def test_the_description_names_the_rule_its_source_and_the_diverging_step():
-    result = run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", examples=60, seed=5, max_rounds=1,
-                 coverage_rounds=0)
+    result = run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", RunOptions(examples=60, seed=5, max_rounds=1,
+                                                                                      coverage_rounds=0))
     text = describe_finding(result.findings["HANDLE-MALFORMED"])
     assert text.startswith("HANDLE-MALFORMED: ")
     assert "source:   docs/evidence.md row" in text and "<-- diverges" in text
 
 
 def test_the_script_runs_against_an_endpoint_and_shows_the_answer(monkeypatch):
-    result = run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", examples=30, seed=1,
-                 max_rounds=1, coverage_rounds=0)
+    result = run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", RunOptions(examples=30, seed=1, max_rounds=1,
+                                                                                      coverage_rounds=0))
     finding = result.findings["HANDLE-MALFORMED"]
     script = boto3_script(finding, "sqs-standard", "planted")
     compile(script, "case.py", "exec")

@@ -19,7 +19,7 @@ from sqs_conformance.adapters.endpoint import EndpointTarget
 from sqs_conformance.conformance.cases import FoundCase
 from sqs_conformance.conformance.confirm import confirm
 from sqs_conformance.conformance.report import write_findings
-from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.runner import RunOptions, run
 from tests.aws_wire import AwsLikeEndpoint
 
 # Rules whose divergence on moto is in an answer's text, not its code: a script comparing codes would call them
@@ -45,7 +45,7 @@ def findings(endpoints, profile, tmp_path_factory):
     first = EndpointTarget(endpoint_url=endpoints["moto"], local_credentials=True)
     jobs = [first] + [first.another_connection() for _ in range(3)]
     try:
-        result = run(jobs, profile, seed=1, search=False)
+        result = run(jobs, profile, RunOptions(seed=1, search=False))
     finally:
         for job in reversed(jobs):
             job.close()
@@ -96,7 +96,7 @@ def test_every_finding_of_a_virtual_clock_run_replays_on_a_real_clock_within_a_m
 
     target = MotoTarget()
     try:
-        result = run(target, profile, seed=1, search=False)
+        result = run(target, profile, RunOptions(seed=1, search=False))
     finally:
         target.close()
     found = write_findings(result, tmp_path)

@@ -6,7 +6,7 @@ import pytest
 
 from sqs_conformance.adapters.model_target import ModelTarget
 from sqs_conformance.conformance.check import check_traces
-from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.runner import RunOptions, run
 from sqs_conformance.conformance.trace import TraceError, read_trace
 from sqs_conformance.model.trace_format import NAMES
 from tests.conformance.planted import WrongMalformedHandleCode
@@ -17,7 +17,7 @@ FIELDS = set(NAMES)  # the one definition of the trace line (model/trace_format.
 @pytest.fixture(scope="module")
 def conforming_trace(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    result = run(ModelTarget("sqs-standard"), "sqs-standard", examples=30, seed=2, out_dir=out)
+    result = run(ModelTarget("sqs-standard"), "sqs-standard", RunOptions(examples=30, seed=2, out_dir=out))
     return out / "trace.jsonl", result
 
 
@@ -60,8 +60,9 @@ def test_check_passes_a_conforming_trace(conforming_trace):
 
 
 def test_check_flags_a_trace_with_a_divergence(tmp_path):
-    result = run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", examples=40, seed=5, out_dir=tmp_path,
-                 max_rounds=1, coverage_rounds=0)
+    result = run(WrongMalformedHandleCode("sqs-standard"), "sqs-standard", RunOptions(examples=40, seed=5,
+                                                                                      out_dir=tmp_path, max_rounds=1,
+                                                                                      coverage_rounds=0))
     assert "HANDLE-MALFORMED" in result.findings
     flagged = {d.rule for c in check_traces([tmp_path / "trace.jsonl"]) for _, d in c.divergences}
     assert "HANDLE-MALFORMED" in flagged

@@ -10,7 +10,7 @@ from sqs_conformance.adapters.model_target import ModelTarget
 from sqs_conformance.conformance import witnesses
 from sqs_conformance.conformance.machine import REAL_MAX_WAIT
 from sqs_conformance.conformance.machine import NOT_GENERATED, unreachable
-from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.runner import RunOptions, run
 from sqs_conformance.model.rules import rules_for
 from sqs_conformance.model.values import (
     ChangeMessageVisibility, CreateQueue, DeleteEntry, DeleteMessage, DeleteMessageBatch, GetQueueAttributes,
@@ -187,7 +187,7 @@ def test_search_shrinks_a_witness_for_a_rule_random_cases_rarely_reach():
 def test_witnesses_alone_check_the_reference_queue_and_find_nothing():
     from examples.inhouse_queue import InHouseQueue
 
-    result = run(InHouseQueue("sqs-standard"), "sqs-standard", seed=1, search=False)
+    result = run(InHouseQueue("sqs-standard"), "sqs-standard", RunOptions(seed=1, search=False))
     assert result.conforms, sorted(result.findings)
     # Witnesses needing what it lacks (batches, attributes, purge, redrive) are skipped; its core is checked.
     # (DEL-EXPIRED's shortest witnesses expire the handle with a queue timeout of 0, set by an attribute it lacks.)
@@ -207,13 +207,13 @@ def test_witnesses_alone_check_the_reference_queue_and_find_nothing():
 def test_witnesses_alone_kill_mutants_with_a_short_case(mutant, rule, most_steps):
     from benchmarks.reference_designs import example_mutants as mutants
 
-    result = run(getattr(mutants, mutant)("sqs-standard"), "sqs-standard", seed=1, search=False)
+    result = run(getattr(mutants, mutant)("sqs-standard"), "sqs-standard", RunOptions(seed=1, search=False))
     assert rule in result.findings, sorted(result.findings)
     assert len(result.findings[rule].steps) <= most_steps
 
 
 def test_the_model_conforms_on_its_own_witnesses_and_they_cover_the_catalogue():
-    result = run(ModelTarget("sqs-fifo"), "sqs-fifo", seed=1, search=False)
+    result = run(ModelTarget("sqs-fifo"), "sqs-fifo", RunOptions(seed=1, search=False))
     assert result.conforms and result.gaps() == []
 
 

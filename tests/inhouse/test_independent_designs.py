@@ -9,7 +9,7 @@ from benchmarks.reference_designs.eventlogq import mutants as eventlogq
 from benchmarks.reference_designs.eventlogq.target import EventLogQueueTarget
 from benchmarks.reference_designs.sqliteq import mutants as sqliteq
 from benchmarks.reference_designs.sqliteq.target import SqliteQueueTarget
-from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.runner import RunOptions, run
 
 DESIGNS = {"sqliteq": (SqliteQueueTarget, sqliteq.MUTANTS), "eventlogq": (EventLogQueueTarget, eventlogq.MUTANTS)}
 
@@ -19,7 +19,7 @@ def test_the_correct_design_conforms_to_the_witnesses_and_a_search(design):
     target_class, _ = DESIGNS[design]
     target = target_class("sqs-standard")
     try:
-        result = run(target, "sqs-standard", examples=30, seed=2, steps_per_case=30)
+        result = run(target, "sqs-standard", RunOptions(examples=30, seed=2, steps_per_case=30))
     finally:
         target.close()
     assert result.conforms, {rule: finding.divergence for rule, finding in result.findings.items()}

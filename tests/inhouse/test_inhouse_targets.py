@@ -105,9 +105,9 @@ def test_the_python_example_conforms_on_everything_it_implements(tmp_path):
 
 def test_an_additive_extend_in_the_python_example_is_caught_and_shrunk():
     from benchmarks.reference_designs.example_mutants import AdditiveExtend
-    from sqs_conformance.conformance.runner import run
+    from sqs_conformance.conformance.runner import RunOptions, run
 
-    result = run(AdditiveExtend("sqs-standard"), "sqs-standard", examples=30, seed=1)
+    result = run(AdditiveExtend("sqs-standard"), "sqs-standard", RunOptions(examples=30, seed=1))
     assert "VIS-EXTEND-NONADDITIVE" in result.findings
     # 5 steps today (its witness, as a person would write it); issue 6 aims at 6 at most.
     assert len(result.findings["VIS-EXTEND-NONADDITIVE"].steps) <= 6
@@ -121,9 +121,10 @@ def test_an_additive_extend_in_the_python_example_is_caught_and_shrunk():
 ])
 def test_mutants_of_the_example_are_killed_by_the_rule_they_break(mutant, rule):
     from benchmarks.reference_designs import example_mutants as mutants
-    from sqs_conformance.conformance.runner import run
+    from sqs_conformance.conformance.runner import RunOptions, run
 
-    result = run(getattr(mutants, mutant)("sqs-standard"), "sqs-standard", examples=30, seed=1, shrink=False)
+    result = run(getattr(mutants, mutant)("sqs-standard"), "sqs-standard",
+                 RunOptions(examples=30, seed=1, shrink=False))
     assert rule in result.findings, sorted(result.findings)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks.reference_designs.redisq.target import URL_VARIABLE, RedisQueueTarget
 from sqs_conformance.conformance.machine import unreachable
-from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.runner import RunOptions, run
 from sqs_conformance.model.rules import rules_for
 from sqs_conformance.model.values import CreateQueue, ReceiveMessage, SendMessage
 from tests.loopback import LOOPBACK_V4, listening_addresses
@@ -43,7 +43,7 @@ def test_it_touches_only_keys_under_its_own_namespace(shared_redis):
 def test_the_design_conforms_on_every_profile_and_every_reachable_rule_is_checked(shared_redis, profile):
     target = RedisQueueTarget(profile)
     try:
-        result = run(target, profile, examples=60, seed=11)
+        result = run(target, profile, RunOptions(examples=60, seed=11))
     finally:
         target.close()
     assert result.conforms, {rule: f.divergence for rule, f in result.findings.items()}

@@ -3,7 +3,7 @@
 import pytest
 
 from benchmarks.reference_designs.redisq import mutants
-from sqs_conformance.conformance.runner import DEFAULT_BUDGET, run
+from sqs_conformance.conformance.runner import DEFAULT_BUDGET, RunOptions, run
 from sqs_conformance.model.rules import rules_for
 
 
@@ -25,7 +25,7 @@ def _witnesses_kill(mutant) -> int | None:
     """The length of the shortest case the witnesses alone show the mutant with, or None if they show nothing."""
     target = mutant.target(mutant.profile)
     try:
-        result = run(target, mutant.profile, seed=1, search=False)
+        result = run(target, mutant.profile, RunOptions(seed=1, search=False))
     finally:
         target.close()
     return min((len(f.steps) for f in result.findings.values()), default=None)
@@ -43,7 +43,7 @@ def test_every_mutant_is_killed_by_the_default_run_and_the_witnesses_show_it_bri
         return
     target = mutant.target(mutant.profile)
     try:
-        result = run(target, mutant.profile, seed=1, budget=DEFAULT_BUDGET["virtual"])
+        result = run(target, mutant.profile, RunOptions(seed=1, budget=DEFAULT_BUDGET["virtual"]))
     finally:
         target.close()
     assert result.findings, f"{mutant.name} survives the default run: {mutant.bug}"

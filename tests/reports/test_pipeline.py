@@ -323,10 +323,10 @@ def test_each_divergence_links_to_the_finding_its_run_wrote(spark, tmp_path):
     from urllib.parse import urlparse
 
     from sqs_conformance.conformance.report import write_findings
-    from sqs_conformance.conformance.runner import run
+    from sqs_conformance.conformance.runner import RunOptions, run
     from tests.conformance.planted import TwoBugs
 
-    result = run(TwoBugs("sqs-standard"), "sqs-standard", seed=1, search=False, out_dir=tmp_path / "run")
+    result = run(TwoBugs("sqs-standard"), "sqs-standard", RunOptions(seed=1, search=False, out_dir=tmp_path / "run"))
     write_findings(result, tmp_path / "run")
     job.build(spark, [str(tmp_path / "run")], str(tmp_path / "out"))
     page = (tmp_path / "out" / "report.html").read_text()

@@ -13,7 +13,7 @@ import pytest
 
 from sqs_conformance.adapters.moto_target import MotoTarget
 from sqs_conformance.conformance.report import write_findings
-from sqs_conformance.conformance.runner import run
+from sqs_conformance.conformance.runner import RunOptions, run
 from sqs_conformance.conformance.trace import encode
 from sqs_conformance.model.rules import rules_for
 from sqs_conformance.model.words import operation_words
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.xdist_group("spark")
 def test_each_rule_shows_the_run_s_case(spark, tmp_path):
     target = MotoTarget()
     try:
-        result = run(target, "sqs-standard", seed=2, out_dir=tmp_path / "runs", budget=15)
+        result = run(target, "sqs-standard", RunOptions(seed=2, out_dir=tmp_path / "runs", budget=15))
     finally:
         target.close()
     assert len(result.findings) >= 10  # moto diverges on 13 rules at this version
