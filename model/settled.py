@@ -13,7 +13,7 @@ returnable, and exercising the rules that set its deadline. Those are read toget
 messages that may be due within the operation are looked at one by one with the messages in motion.
 
 In a FIFO queue a settled message is returnable only in its group's order, so a receive walks each group in send
-order, and stops where every way its messages may stand has the group held back (model/receive.py). The index
+order, and stops where every way its messages may stand has the group held back (model/receive_holdings.py). The index
 keeps each group's settled and parked messages (*at rest*) in send order, and how many settled ones of each kind,
 so that the walk reads a group's messages at rest one by one only up to where it stops, and the rest together.
 

@@ -1,0 +1,195 @@
+"""A receive, part two: what it does to the messages it returns (and to those it moves), as the model's own answer
+and as the state a target's answer leaves (model/receive.py puts the parts together).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from sqs_conformance.model.outcomes import (
+    Divergence, Effects, Outcome, situated,
+)
+from sqs_conformance.model.rules import (
+    FIFO_ATTEMPT_ID,
+    FIFO_ORDER,
+    LOCK_NOT_REMEMBERED,
+    QATTR_LATER_RECEIVES,
+    RCV_COUNT,
+    RCV_FIRST_TIMESTAMP,
+    RCV_HIDE,
+    RCV_LONG_POLL,
+    RCV_NEW_HANDLE,
+    RCV_OVERRIDE,
+    RCV_REAPPEAR,
+    REDRIVE_DLQ,
+    VIS_NOT_STICKY,
+)
+from sqs_conformance.model.state import (
+    Attempt,
+    AttemptRemembered,
+    HandleInfo,
+    Hidden,
+    Message,
+    MessageState,
+    millis,
+)
+from sqs_conformance.model.values import ReceivedMessage, ReceiveOk
+from sqs_conformance.model.receive_holdings import Candidate, ReceiveHoldings
+
+
+class ReceiveEffects(ReceiveHoldings):
+    """A receive's effects: the model's own answer, and the states an answer leaves its messages in."""
+
+    # --- the model's own answer ---------------------------------------------------------------------------
+
+    def canonical(self) -> Outcome:
+        if self.replay is not None:  # where it may also be fresh, the documented retry
+            return Outcome(ReceiveOk(self.replay.messages), self.rules, at=self.at)
+        chosen: list[tuple[Message, list[MessageState]]] = []
+        if self.queue.fifo:
+            for prefixes in self.prefixes.values():
+                for message_id in prefixes[0] if prefixes else []:
+                    candidate = self.candidates[message_id]
+                    chosen.append((candidate.message, candidate.receivable[:1]))
+        else:
+            for candidate in self.candidates.values():
+                if candidate.receivable:
+                    chosen.append((candidate.message, candidate.receivable[:1]))
+            chosen += [(m, [self.settled.state(m.id)]) for m in self.settled.first(self.max_messages)]
+        if self.quota_reached:
+            chosen = []
+        chosen.sort(key=lambda pair: pair[0].seq)
+        return self._outcome(chosen[: self.max_messages], notes=(), canonical=True)
+
+    def possible_effects(self) -> Effects | None:
+        """Every message it could have returned may now be in flight under a handle nobody saw; one it may have
+        left out, and that was due to move, may be in the dead-letter queue instead (both, where it may have
+        been in either state)."""
+        if self.op.attempt_id:
+            return None  # a retry with the same attempt id may replay it: that cannot be followed
+        returned = [(c.message, [s for s in c.receivable if s not in c.blocked]) for c in self.candidates.values()]
+        returned += [(m, [self.settled.state(m.id)]) for m in self.settled]
+        returned.sort(key=lambda pair: pair[0].seq)  # the handles it mints, in send order whatever is settled
+        taken = self._outcome([(m, states) for m, states in returned if states], notes=(), canonical=False).effects
+        for message_id, states in self._outcome([], notes=(), canonical=False).effects.states.items():
+            taken.states[message_id] = tuple(dict.fromkeys(taken.states.get(message_id, ()) + states))
+        return taken
+
+    # --- the state after the receive ------------------------------------------------------------------------
+
+    def _outcome(self, returned: list[tuple[Message, list[MessageState]]], notes: tuple[Divergence, ...],
+                 canonical: bool, swept: bool = False) -> Outcome:
+        """The state after the receive. The model's own answer picks one of everything the checker must keep
+        open: the newest queue timeout, and every due message moved. An observed answer keeps open that a due
+        message was not looked at (a short poll samples, a long poll answers with what it found first), unless
+        it `swept` the queue: then a message surely due, and not held behind its FIFO group, was moved."""
+        visibilities = self.visibilities[:1] if canonical else self.visibilities
+        effects = Effects()
+        shown: list[ReceivedMessage] = []
+        minted: set[str] = set()
+        returned_ids: dict[str, None] = {}  # in the answer's order: the rules it decides come in that order
+        for message, states in returned:
+            returned_ids[message.id] = None
+            handle = self.model.mint_handle()
+            minted.add(handle)
+            bases = states or message.states[:1]  # none fit (a divergent answer): adopt it so the run goes on
+            new_states = tuple(dict.fromkeys(self._received_with(s, handle, v) for s in bases for v in visibilities))
+            effects.states[message.id] = new_states
+            effects.handles[handle] = HandleInfo(message.id, self.queue.name, self.at)
+            first = new_states[0]
+            shown.append(ReceivedMessage(message.id, message.body, handle, first.receive_count,
+                                         millis(first.first_receive_at) if first.first_receive_at is not None
+                                         else None))
+        redrive = self.redrive
+        for message_id, candidate in self.candidates.items():
+            if redrive is None or message_id in returned_ids or not candidate.due:
+                continue
+            moved = tuple(s.evolve(queue=redrive.dead_letter_queue, visible_at=self.at, hidden=Hidden.NONE,
+                                   receipt=None, why=(REDRIVE_DLQ,), redrive_base=s.receive_count,
+                                   redrive_first_at=None) for s in candidate.due)
+            kept = () if canonical or (swept and self._surely_moved(candidate)) else tuple(candidate.message.states)
+            effects.states[message_id] = tuple(dict.fromkeys(
+                kept + moved + tuple(s for s in candidate.message.states if s not in candidate.due)))
+        if self.queue.fifo and self.op.attempt_id and self.fresh:
+            attempt = Attempt(self.at, tuple(shown),
+                              {mid: states for mid, states in effects.states.items() if mid in returned_ids})
+            effects.queue_changes = (AttemptRemembered(self.queue.name, self.op.attempt_id, attempt),)
+        applicable = self.model.profile.rule_ids
+        decided = tuple(r for mid in returned_ids for s in effects.states[mid] for r in s.why if r in applicable)
+        if any(s.receive_count for _, states in returned for s in states):  # a handle it had before could come back
+            decided += tuple(r for r in (RCV_NEW_HANDLE,) if r in applicable)
+        rules = tuple(dict.fromkeys(self.rules + decided))  # e.g. VIS-NOT-STICKY: this receive ignored a change
+        return Outcome(ReceiveOk(tuple(shown)), rules, effects, frozenset(minted), notes, self.at,
+                       self._undecided(bool(returned_ids)), self._long_poll_situations())
+
+    def _long_poll_situations(self) -> tuple[tuple[str, str], ...]:
+        """A long poll the queue's default made, and one that a message due only during its wait must wake,
+        are situations of their own: a queue may ignore that default, or poll once and answer at once, and
+        still pass every long poll that finds a message already there."""
+        if not self.long_poll:
+            return ()
+        labels = ["the queue's default wait"] if self.op.wait_time_seconds is None else []
+        at_once = {id(c) for c in self._surely_receivable_by(self.invoked)}
+        if any(id(c) not in at_once for c in self._due_by_end_of_wait):
+            labels.append("a message due during the wait")
+        return situated((RCV_LONG_POLL,), ", ".join(labels))
+
+    def _undecided(self, returned: bool) -> tuple[str, ...]:
+        """Rules this receive exercises without being able to catch them broken. A receive count or first
+        timestamp shows only on a message returned; a FIFO group's order only where two of its messages could
+        come; a message coming back after its timeout only where the receive may not leave it out (a long poll,
+        the message surely visible in every state it may be in: a short poll samples)."""
+        undecided = [] if returned else [RCV_COUNT, RCV_FIRST_TIMESTAMP]
+        if self.replay is not None:  # it may have repeated an earlier receive, or not: an answer of its own is fine
+            undecided.append(FIFO_ATTEMPT_ID)
+        if not any(len(prefix) >= 2 for prefixes in self.prefixes.values() for prefix in prefixes):
+            undecided.append(FIFO_ORDER)
+        # A long poll differs from a short one only where a message is surely receivable before its wait ends
+        # (an empty answer would come then): on an empty queue the two answer alike.
+        if not self.long_poll:
+            return (*undecided, RCV_LONG_POLL, RCV_REAPPEAR)
+        due_by_end = self._due_by_end_of_wait  # and every settled message
+        if not (due_by_end or self.settled):
+            undecided.append(RCV_LONG_POLL)
+        if not (any(all(s.receive_count for s in c.receivable + c.hidden) for c in due_by_end)
+                or self.settled.any_received_before):
+            undecided.append(RCV_REAPPEAR)
+        return tuple(undecided)
+
+    @cached_property
+    def _due_by_end_of_wait(self) -> list[Candidate]:
+        """Read by both the decisive rules and the situations of every outcome: the candidates are fixed by then."""
+        return self._surely_receivable_by(self.invoked + self.wait)
+
+    def _surely_receivable_by(self, end: float) -> list[Candidate]:
+        """The messages in motion receivable by `end` in every state they may be in (none held back or moved
+        instead). Every settled message is too, from before the receive."""
+        tolerance = self.model.timing.tolerance
+        return [c for c in self.candidates.values()
+                if c.receivable + c.hidden and not c.due and not c.blocked and not c.beyond
+                and len(c.receivable) + len(c.hidden) == len(c.message.states)
+                and all(s.surely_due(end, tolerance) for s in c.receivable + c.hidden)]
+
+    def _received_with(self, s: MessageState, handle: str, v: int) -> MessageState:
+        why: list[str] = []
+        if s.was_locked:
+            why.append(LOCK_NOT_REMEMBERED)
+        elif s.changed_at is not None:
+            why.append(VIS_NOT_STICKY)
+        if self.op.visibility_timeout is not None:
+            why.append(RCV_OVERRIDE)
+        elif self.queue.settings["VisibilityTimeout"].changed_at is not None:
+            why.append(QATTR_LATER_RECEIVES)
+        why.append(RCV_HIDE)
+        return s.evolve(
+            visible_at=self.at + v, slack=self.late - self.at, hidden=Hidden.RECEIPT, receipt=handle,
+            received_at=self.at, received_slack=self.late - self.at, changed_at=None,
+            receive_count=s.receive_count + 1,
+            first_receive_at=s.first_receive_at if s.first_receive_at is not None else self.at,
+            first_receive_slack=s.first_receive_slack if s.first_receive_at is not None else self.late - self.at,
+            redrive_first_at=s.redrive_first_at if s.redrive_first_at is not None or s.redrive_base is None
+            else self.at,
+            redrive_first_slack=s.redrive_first_slack if s.redrive_first_at is not None or s.redrive_base is None
+            else self.late - self.at,
+            was_locked=False, why=tuple(why),
+        )
