@@ -21,7 +21,6 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -37,13 +36,13 @@ from sqs_conformance.conformance.defaults import DEFAULT_BUDGET
 from sqs_conformance.conformance.hypothesis_hooks import shrinking_at_most
 from sqs_conformance.conformance.session import BudgetSpent, Step, Tallies
 from sqs_conformance.conformance.threads import each_at_once, within
+from sqs_conformance.conformance import witnesses
 from sqs_conformance.conformance.trace import TraceWriter
+from sqs_conformance.conformance.witnesses.replay import Replayed, replay_case
+from sqs_conformance.conformance.witnesses.trimming import case_of, fewest_steps
 from sqs_conformance.model import Divergence
 from sqs_conformance.model.verdicts import RuleVerdict, rule_verdict
 from sqs_conformance.model.rules import rules_for
-
-if TYPE_CHECKING:
-    from sqs_conformance.conformance.witnesses.replay import Replayed
 
 MIN_CASES_PER_JOB = 10
 # The witnesses are bound by their waits, not their requests: on a real clock each job replays them on this many
@@ -319,9 +318,6 @@ def _forms_a_real_clock_replays(result: RunResult, target: Target, run_id: str, 
     is one `confirm` or RULE.py on a real clock can replay. For each rule whose minimal case is so, its witnesses
     paced for a real clock are played too (free here): one that shows the same divergence on a real clock's timing
     becomes the minimal case (MINIMAL_CASE_ORDER)."""
-    from sqs_conformance.conformance import witnesses
-    from sqs_conformance.conformance.witnesses.replay import Replayed, replay_case
-
     hard = {rule_id for rule_id in result.findings if minimal.hard_to_replay(rule_id, REPLAYABLE_WAITING)}
     if not hard or (result.profile, "real") not in witnesses.profiles_and_paces():
         return
@@ -346,9 +342,6 @@ def _trim_search_findings(result: RunResult, target: Target, run_id: str, trace:
     so that the report shows the same minimal case. Trimming is bounded as shrinking is: the findings share
     TRIM_SECONDS, or what is left of the run's budget (`budget_ends`), each the share left of it (a long case on a
     slow target keeps what it has trimmed so far); a finding reached once the time is up keeps its case as found."""
-    from sqs_conformance.conformance.witnesses.replay import Replayed, replay_case
-    from sqs_conformance.conformance.witnesses.trimming import case_of, fewest_steps
-
     findings = list(result.findings.items())
     now = time.monotonic()
     ends = now + TRIM_SECONDS if budget_ends is None else min(now + TRIM_SECONDS, budget_ends)
@@ -379,8 +372,6 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
     """The witnesses' verdicts, into `into` (filled whether the witnesses end, run out of budget or are stopped):
     each diverging rule's finding is the witness up to the step that diverged (already short: witnesses are shrunk
     to reach their rule). Past `ends` no step starts: the witnesses not played leave their rules unexercised."""
-    from sqs_conformance.conformance import witnesses
-
     catalogue = witnesses.load(profile, witnesses.pace_of(targets[0]))
     spent.witnesses_in_all = len(witnesses.distinct_witnesses(catalogue.witnesses))
     more = _more_connections(targets)

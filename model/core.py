@@ -14,6 +14,7 @@ from typing import Any
 from sqs_conformance.model import errors
 from sqs_conformance.model.batches import change_batch, delete_batch
 from sqs_conformance.model.handles import delete_message
+from sqs_conformance.model.receive import expect_receive
 from sqs_conformance.model.outcomes import (
     BatchExpectation, Effects, Enumerated, Expectation, Outcome, Verdict, concrete, copied, union,
 )
@@ -90,8 +91,6 @@ class Model:
         windowed = self.timing.windowed and completed_at is not None and completed_at > now
         late: float = completed_at if windowed else now  # type: ignore[assignment]
         if isinstance(op, ReceiveMessage):
-            from sqs_conformance.model.receive import expect_receive
-
             return expect_receive(self, op, now, late, completed_at)
         handler = _HANDLERS.get(type(op))
         if handler is None:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 
 from sqs_conformance.adapters.base import Unsupported
 from sqs_conformance.conformance.cases import Case
-from sqs_conformance.conformance.machine import REAL_MAX_WAIT, Run, build_machine, run_machine
+from sqs_conformance.conformance.machine import REAL_MAX_WAIT, Run, build_machine, run_machine, unreachable
 from sqs_conformance.conformance.session import Step
 from sqs_conformance.conformance.witnesses.catalogue import Aim, Catalogue, Witness, aims_of
 from sqs_conformance.conformance.witnesses.judged import aims_covered, aims_reached, judged_model, replayed_on_model
@@ -115,8 +115,6 @@ def search_catalogue(profile: str, pace: str, *, seed: int = 1,
     first (their witnesses reach many others on the way); then one for each rule still without. With `kept` (a
     stored catalogue), its witnesses that still reach their aims are kept (`relabelled`), and only what they
     leave uncovered is searched."""
-    from sqs_conformance.conformance.machine import unreachable
-
     not_generated = unreachable(profile)
     reached = explore(profile, pace, seed=seed)
     catalogue = Catalogue(profile, pace, [])
