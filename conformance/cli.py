@@ -473,7 +473,8 @@ def diff(profiles: tuple[str, ...], examples: int, seed: int | None) -> None:
                                       "command, the emulators' versions and the machine")
 @click.option("--no-page", is_flag=True, help="write no page (matrix.json and the tables printed only)")
 @click.option("--merge", "merged", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              metavar="MATRIX.json", help="check nothing: write the matrix from these earlier results (repeatable)")
+              metavar="MATRIX.json", help="check nothing: write the matrix from these earlier results (repeatable; "
+                                          "a later file's cell of an emulator and profile replaces an earlier one's)")
 @click.option("--real-clock", is_flag=True, help="never move an emulator in time: check each on a real clock")
 @click.option("--witnesses-only", is_flag=True, help="as `run --witnesses-only`: no search after the witnesses")
 @click.option("--budget", type=click.FloatRange(0, 7 * 86400), default=None, metavar="SECONDS",

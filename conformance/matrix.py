@@ -46,6 +46,10 @@ class Cell:
     command: str = ""  # the command that checked it
     suite: str = ""  # this suite's version (and commit, where it runs from a git checkout)
     machine: str = ""  # cores, memory, OS, Python
+    # How far the witnesses got: a budget spent before they all played leaves rules unjudged (say so on the page).
+    witnesses_played: int = 0
+    witnesses_in_all: int = 0
+    ran_out_in: str = ""  # the phase the budget ran out in: "witnesses", "search", or "" (it did not)
 
 
 def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int | None, out_dir: Path,
@@ -83,6 +87,8 @@ def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int |
     cell.seconds = time.monotonic() - started
     cell.checked = _now().isoformat(timespec="seconds")
     cell.cases = result.cases
+    cell.witnesses_played, cell.witnesses_in_all = result.spent.witnesses_played, result.spent.witnesses_in_all
+    cell.ran_out_in = result.spent.ran_out_in or ""
     findings = report.write_findings(result, out_dir / emulator / profile)
     cell.findings = str(findings) if findings is not None else ""
     cell.verdicts = {r.id: result.verdict(r.id) for r in rules_for(profile)}
@@ -90,17 +96,19 @@ def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int |
 
 
 def load(paths: list[Path]) -> list[Cell]:
-    """Cells saved by earlier matrix runs (say, one per emulator, run side by side), in the order given."""
-    cells = []
+    """Cells saved by earlier matrix runs (say, one per emulator, run side by side), in the order given; a later
+    file's cell of an emulator and profile replaces an earlier one's, in its place (one emulator checked again)."""
+    cells: dict[tuple[str, str], Cell] = {}
     for path in paths:
         try:
             saved = json.loads(path.read_text())
             if not isinstance(saved, list) or not saved:
                 raise ValueError("expected a list of cells")
-            cells += [Cell(**c) for c in saved]
+            for cell in (Cell(**c) for c in saved):
+                cells[cell.emulator, cell.profile] = cell
         except (OSError, ValueError, TypeError) as error:
             raise TargetError(f"{path} is not a matrix.json written by `sqs-conformance matrix`: {error}") from None
-    return cells
+    return list(cells.values())
 
 
 def save(cells: list[Cell], path: Path) -> None:
@@ -164,15 +172,30 @@ def _legend() -> str:
             f"{SYMBOL['not exercised']} not exercised, — not checked.")
 
 
+def _commands(cells: list[Cell]) -> list[str]:
+    return list(dict.fromkeys(c.command for c in cells if c.command))
+
+
+def _witnesses(c: Cell) -> str:
+    if c.error:
+        return "—"
+    return f"{c.witnesses_played} of {c.witnesses_in_all}" if c.witnesses_in_all else "not recorded"
+
+
 def markdown(cells: list[Cell]) -> str:
     """The matrix as tables: per profile, rules (rows) by emulator (columns)."""
     lines = [_legend(), ""]
+    commands = _commands(cells)
     for profile in dict.fromkeys(c.profile for c in cells):
         row = [c for c in cells if c.profile == profile]
         lines += [f"## {profile}", "",
                   "| rule | " + " | ".join(f"{c.emulator} {c.version}".strip() for c in row) + " |",
-                  "|---|" + "---|" * len(row),
-                  "| clock | " + " | ".join(c.clock or "—" for c in row) + " |",
+                  "|---|" + "---|" * len(row)]
+        if len(commands) > 1:  # cells merged from several commands: which checked each
+            lines.append("| checked by | " + " | ".join(
+                str(commands.index(c.command) + 1) if c.command else "—" for c in row) + " |")
+        lines += ["| clock | " + " | ".join(c.clock or "—" for c in row) + " |",
+                  "| witnesses played | " + " | ".join(_witnesses(c) for c in row) + " |",
                   "| cases | " + " | ".join(str(c.cases) for c in row) + " |",
                   "| minutes | " + " | ".join(f"{c.seconds / 60:.1f}" for c in row) + " |"]
         for r in rules_for(profile):
@@ -184,8 +207,21 @@ def markdown(cells: list[Cell]) -> str:
         for c in row:
             if c.error:
                 lines.append(f"- {c.emulator} ({profile}) was not checked: {c.error}")
+            elif c.ran_out_in == "witnesses":
+                lines.append(f"- {c.emulator} ({profile}): the budget ran out during the witnesses "
+                             f"({_witnesses(c)} played): a rule they did not reach is judged on fewer steps or not "
+                             "at all here; check it again with a larger `--budget`.")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _checked_by(cells: list[Cell]) -> str:
+    commands = _commands(cells)
+    if not commands:
+        return "not recorded"
+    if len(commands) == 1:
+        return f"`{commands[0]}`"
+    return "; ".join(f"{n}. `{command}`" for n, command in enumerate(commands, 1)) + " (each cell's below)"
 
 
 def _one_or_each(values: list[str], unknown: str) -> str:
@@ -212,7 +248,7 @@ def page(cells: list[Cell], command: str, written: datetime) -> str:
              "| | |", "|---|---|",
              f"| written | {written.astimezone(UTC).strftime('%Y-%m-%d %H:%M')} UTC by `{command}` |",
              f"| checked | {when} |",
-             f"| checked by | {_one_or_each([f'`{c.command}`' if c.command else '' for c in cells], 'not recorded')} |",
+             f"| checked by | {_checked_by(cells)} |",
              f"| emulators | {versions} |",
              f"| suite | {_one_or_each([c.suite for c in cells], 'not recorded')} |",
              f"| machine | {_one_or_each([c.machine for c in cells], 'not recorded')} |",

@@ -189,7 +189,8 @@ def cells():
     good = matrix.Cell("fauxqs", "sqs-standard", "1.9.2", "libfaketime", 12.0, 40,
                        {r: "conforms" for r in rules} | {"VIS-TERMINATE": "diverges", "VIS-CEILING": "not exercised"},
                        checked="2026-11-21T10:15:00+00:00", command="sqs-conformance matrix --emulator fauxqs",
-                       suite="sqs-conformance 0.1.0", machine="2 cores, CPython 3.11.7")
+                       suite="sqs-conformance 0.1.0", machine="2 cores, CPython 3.11.7",
+                       witnesses_played=60, witnesses_in_all=105, ran_out_in="witnesses")
     broken = matrix.Cell("localstack", "sqs-standard", error="localstack exited at start (exit code 1)",
                          checked="2026-11-21T10:20:00+00:00", command="sqs-conformance matrix --emulator localstack",
                          suite="sqs-conformance 0.1.0", machine="2 cores, CPython 3.11.7")
@@ -208,7 +209,16 @@ def test_the_matrix_table_has_a_row_per_rule_and_a_column_per_emulator():
     assert "| diverging rules | 1 | — |" in text
     assert "| minutes | 0.2 | 0.0 |" in text
     assert "- localstack (sqs-standard) was not checked: localstack exited at start (exit code 1)" in text
-    assert sum(line.startswith("| ") for line in text.splitlines()) == len(rules_for("sqs-standard")) + 5
+    # a cell whose budget ran out before its witnesses all played says so, in the table and under it
+    assert "| witnesses played | 60 of 105 | — |" in text
+    assert "- fauxqs (sqs-standard): the budget ran out during the witnesses (60 of 105 played)" in text
+    # two commands checked these cells: each column says which
+    assert "| checked by | 1 | 2 |" in text
+    assert sum(line.startswith("| ") for line in text.splitlines()) == len(rules_for("sqs-standard")) + 7
+    one_command = [matrix.Cell("fauxqs", "sqs-standard", "1.9.2", "real", 60.0, 10, {}, command="c",
+                               witnesses_played=105, witnesses_in_all=105, ran_out_in="search")]
+    text = matrix.markdown(one_command)
+    assert "| witnesses played | 105 of 105 |" in text and "checked by" not in text and "budget ran out" not in text
 
 
 def test_the_page_is_headed_with_when_by_what_on_which_versions_and_machine():
@@ -217,8 +227,8 @@ def test_the_page_is_headed_with_when_by_what_on_which_versions_and_machine():
     assert "| written | 2026-11-21 11:00 UTC by `sqs-conformance matrix --merge a.json` |" in text
     assert "| checked | 2026-11-21 10:14 to 2026-11-21 10:20 UTC |" in text  # the first began 12 s before it ended
     # cells merged from two commands: each is named
-    assert ("| checked by | `sqs-conformance matrix --emulator fauxqs`; "
-            "`sqs-conformance matrix --emulator localstack` |") in text
+    assert ("| checked by | 1. `sqs-conformance matrix --emulator fauxqs`; "
+            "2. `sqs-conformance matrix --emulator localstack` (each cell's below) |") in text
     assert "| emulators | fauxqs 1.9.2 |" in text  # localstack never started: no version to show
     assert "| suite | sqs-conformance 0.1.0 |" in text and "| machine | 2 cores, CPython 3.11.7 |" in text
     # Every emulator and profile not on the page is named: a stopped matrix says what it lacks.
@@ -252,6 +262,11 @@ def test_matrices_checked_side_by_side_are_merged_into_one_page(tmp_path):
     matrix.save([first], tmp_path / "a.json")
     matrix.save([second], tmp_path / "b.json")
     assert matrix.load([tmp_path / "a.json", tmp_path / "b.json"]) == [first, second]
+    # an emulator checked again: the later file's cell takes the earlier one's place
+    again = matrix.Cell("fauxqs", "sqs-standard", "1.9.2", "libfaketime", 30.0, 80, first.verdicts,
+                        command="sqs-conformance matrix --emulator fauxqs --budget 600")
+    matrix.save([again], tmp_path / "again.json")
+    assert matrix.load([tmp_path / "a.json", tmp_path / "b.json", tmp_path / "again.json"]) == [again, second]
     page = tmp_path / "site" / "emulators.md"
     result = subprocess.run([*SQS_CONFORMANCE, "matrix", "--merge", str(tmp_path / "a.json"),
                              "--merge", str(tmp_path / "b.json"), "--page", str(page)],
