@@ -3,26 +3,10 @@ the suite: every divergence a probe shows must be reported by the suite under a 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
+from benchmarks.emulator_probes import compare
 from sqs_conformance.conformance import matrix
-
-PROBES = Path(__file__).resolve().parents[2] / "benchmarks" / "probes"
-
-
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(f"probes_{name}", PROBES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-compare = load("compare")
 
 
 def probed(*records: tuple[str, str]) -> dict:
@@ -57,7 +41,7 @@ def test_either_of_two_rules_naming_one_fault_reports_it_and_an_unknown_probe_is
 def test_every_probe_that_can_diverge_names_rules_of_the_suite():
     from sqs_conformance.model.rules import CATALOGUE
 
-    edges = load("edges")
+    from benchmarks.emulator_probes import edges
     known = {r.id for r in CATALOGUE}
     for probe in edges.PROBES:
         if probe.expected is not None:
@@ -66,7 +50,7 @@ def test_every_probe_that_can_diverge_names_rules_of_the_suite():
 
 def test_the_witnesses_report_every_divergence_the_probes_show_on_moto_server(tmp_path):
     """The probes and `--witnesses-only` on a moved clock, each on a fresh moto server: nothing probed is missed."""
-    edges = load("edges")
+    from benchmarks.emulator_probes import edges
     results = edges.run_emulator("moto-server", tmp_path / "probes")
     assert "error" not in results and any(p["verdict"] == "diverges" for p in results["probes"])
     cells = [matrix.check("moto-server", profile, examples=1, steps=5, seed=1, out_dir=tmp_path / "suite",
