@@ -2,7 +2,7 @@
 `.sqs-conformance/emulators` (never among the project's dependencies), served on 127.0.0.1 only, stopped by pid.
 
 Each entry pins the version this suite was checked with; the versions and the ways of binding loopback only are
-the ones known to work on Python 3.11 and Node 20 (see the README's emulator matrix).
+the ones known to work on Python 3.11 and Node 20 (see docs/emulators.md, written by `sqs-conformance matrix`).
 """
 
 from __future__ import annotations

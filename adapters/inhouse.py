@@ -5,7 +5,7 @@ the operations of `model.values` and returns its responses. It is constructed wi
 `clock` is a `VirtualClock` the suite advances (the queue reads `clock.now()` as its time).
 
 Process (`--target 'process:COMMAND ARGS…'`): the suite starts the command and speaks one JSON object per line
-(the README specifies the protocol). Every request carries the suite's virtual time, so the queue behind it
+(docs/guide/inhouse.md specifies the protocol). Every request carries the suite's virtual time, so the queue behind it
 needs no clock of its own.
 """
 

@@ -1,4 +1,4 @@
-"""Traces: one JSON object per line, one line per step. The schema is documented in the README.
+"""Traces: one JSON object per line, one line per step. The schema is documented in docs/trace-format.md.
 
 Operations and responses are stored as the target saw them (its ids and handles), so that `check` can replay a
 trace through a fresh model exactly as the run did, with any later model.

@@ -1,5 +1,5 @@
-// An in-house queue in Node, plugged into the suite through its JSON-lines protocol (see the README):
-//   sqs-conformance run --target 'process:node adapters/examples/inhouse_queue.mjs'
+// An in-house queue in Node, plugged into the suite through its JSON-lines protocol (docs/guide/inhouse.md):
+//   sqs-conformance run --target 'process:node examples/inhouse_queue.mjs'
 // It keeps each message's visible-at deadline, as most in-house designs do, and takes its time from the
 // suite's `now` on every request. It implements sending, receiving (short and long polls), changing the
 // visibility and deleting; every other operation is answered `unsupported`, so the suite skips it.

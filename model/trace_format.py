@@ -1,6 +1,6 @@
 """The trace line: the one definition of its fields. The engine's writer is checked against it, the report job's
-Spark schema is built from it, the test fixtures fill their lines from it, and a test holds the README's table to
-it. Each field has a kind (how it is read), the schema version that added it, and whether a line without it is
+Spark schema is built from it, the test fixtures fill their lines from it, and a test holds docs/trace-format.md's table
+to it. Each field has a kind (how it is read), the schema version that added it, and whether a line without it is
 malformed."""
 
 from __future__ import annotations

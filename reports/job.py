@@ -16,12 +16,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from py4j.protocol import Py4JError
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sqs_conformance.model import trace_format
-from sqs_conformance.reports import files, ingest, junit, page, tables
-from sqs_conformance.reports.spark import ReportError
+from sqs_conformance.reports import files, ingest, junit, local_inputs, page, tables
+from sqs_conformance.reports.folders import NotWritable, writable
+from sqs_conformance.reports.jvm_archive import JvmArchive
+from sqs_conformance.reports.spark import ReportError, in_one_jvm, java_banner, session
+from sqs_conformance.reports.warmup import warmed_up
+from sqs_conformance.reports.workload import session_options
 
 QUARANTINE_SAMPLE = 20
 DERIVED = ("matrix", "divergences", "timing")
@@ -46,16 +52,6 @@ def build_report(traces: list[str], out: str, *, master: str | None = None, arch
     `run --report` started one beside the run; spark-submit's; a local one; or `master`'s cluster), the job, and
     with `archive_dir` the opt-in class archive. Whatever stops it (no trace, a folder it cannot write, no Java, a
     Spark failure, nothing but malformed lines) raises ReportError in one line."""
-    from py4j.protocol import Py4JError
-    from pyspark.errors import PySparkException
-
-    from sqs_conformance.reports import local_inputs
-    from sqs_conformance.reports.folders import NotWritable, writable
-    from sqs_conformance.reports.jvm_archive import JvmArchive
-    from sqs_conformance.reports.spark import in_one_jvm, java_banner, session
-    from sqs_conformance.reports.warmup import warmed_up
-    from sqs_conformance.reports.workload import session_options
-
     nothing_to_read = local_inputs.problem(traces)
     if nothing_to_read is not None:  # said before Spark starts, and nothing is written
         if early is not None:
