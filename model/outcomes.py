@@ -471,7 +471,8 @@ class BatchExpectation:
                 continue
             verdict = expectation.check(_as_entry_response(response, expectation))
             parts.append((entry_id, verdict.outcome, response))
-            # What one entry was permitted is not what the batch's answer was: the batch is judged entry by entry
+            # The batch is judged entry by entry: a divergence names its entry, whose answer it permitted, not the
+            # batch's
             entries = tuple(replace(d, entry=entry_id) for d in verdict.divergences)
             divergences.extend(self._named_after_others(entry_id, response, entries, observed))
             decided.update(verdict.decisive)
