@@ -68,6 +68,23 @@ def confirm_says(case_file, url: str) -> bool | None:
         target.close()
 
 
+# Rules whose divergence on moto's server shows only where moto's timing falls one way: its long poll wakes
+# once a second, so a message made visible 40 ms into the wait is missed only where the poll began before it.
+# Each replay on a real clock is a new draw of that timing: script and confirm are each given a few.
+TIMING_DEPENDENT = {"RCV-LONG-POLL"}
+REPLAYS = 3
+
+
+def judged_alike(case, url: str, reproduced: bool) -> tuple[tuple[int, str], bool | None]:
+    """The script's and confirm's verdicts on one case: one replay each, or, for a timing-dependent divergence,
+    up to REPLAYS each, until both say what they should."""
+    for _ in range(REPLAYS if case.stem in TIMING_DEPENDENT else 1):
+        script, by_confirm = script_says(case.with_suffix(".py"), url), confirm_says(case, url)
+        if (script[0] == 1) == by_confirm is reproduced:
+            break
+    return script, by_confirm
+
+
 @pytest.mark.parametrize("where, reproduced", [("moto", True), ("aws-like", False)])
 def test_every_script_agrees_with_confirm(findings, endpoints, where, reproduced):
     cases = sorted(findings.glob("*.json"))
@@ -76,10 +93,9 @@ def test_every_script_agrees_with_confirm(findings, endpoints, where, reproduced
     assert [c.stem for c in cases if "\nPERMITTED = None\n" in c.with_suffix(".py").read_text()] == []
     url = endpoints[where]
     with ThreadPoolExecutor(4) as pool:  # their waits overlap
-        scripts = list(pool.map(lambda case: script_says(case.with_suffix(".py"), url), cases))
-        confirmed = list(pool.map(lambda case: confirm_says(case, url), cases))
-    disagree = {case.stem: (script, by_confirm)
-                for case, script, by_confirm in zip(cases, scripts, confirmed, strict=True)
+        judged = list(pool.map(lambda case: judged_alike(case, url, reproduced), cases))
+    scripts = [script for script, _ in judged]
+    disagree = {case.stem: (script, by_confirm) for case, (script, by_confirm) in zip(cases, judged, strict=True)
                 if (script[0] == 1) != by_confirm or by_confirm is not reproduced}
     assert disagree == {}
     for (_, last), case in zip(scripts, cases, strict=True):
