@@ -559,10 +559,8 @@ def _report(traces: list[str], out_dir: str, master: str | None, archive_dir: Pa
                                say=lambda line: console.print(line, markup=False, soft_wrap=True))
     except ReportError as error:
         raise OneLineError(str(error)) from None
-    console.print(f"report: {summary.report}  (JUnit: {summary.junit})")
-    console.print(f"{summary.files} trace files ({summary.new_files} new or changed), {summary.steps:,} steps, "
-                  f"{summary.divergences} distinct divergences, {summary.quarantined:,} malformed lines "
-                  f"quarantined")
+    for line in summary.said():
+        console.print(line, markup=False, soft_wrap=True)
 
 
 @main.command()

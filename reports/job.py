@@ -45,6 +45,12 @@ class Summary:
     quarantined: int
     divergences: int
 
+    def said(self) -> list[str]:
+        """The summary as `report` and spark-submit print it."""
+        return [f"report: {self.report}  (JUnit: {self.junit})",
+                f"{self.files} trace files ({self.new_files} new or changed), {self.steps:,} steps, "
+                f"{self.divergences} distinct divergences, {self.quarantined:,} malformed lines quarantined"]
+
 
 def build_report(traces: list[str], out: str, *, master: str | None = None, archive_dir: Path | None = None,
                  early=None, say: Callable[[str], None] = print) -> Summary:
@@ -228,5 +234,4 @@ if __name__ == "__main__":  # spark-submit reports/job.py TRACES… --out DIR
         built = build_report(arguments.traces, arguments.out)
     except ReportError as refused:
         sys.exit(f"reports/job.py: error: {refused}")
-    print(f"report: {built.report}  (JUnit: {built.junit}); {built.steps:,} steps, {built.divergences} distinct "
-          f"divergences, {built.quarantined:,} malformed lines quarantined")
+    print("\n".join(built.said()))
