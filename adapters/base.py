@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from abc import ABC, abstractmethod
 from typing import Protocol
@@ -126,6 +127,13 @@ class Target(ABC):
         """Another client of the same service for a concurrent job: its own queues, the same name in the trace."""
         return None
 
+    def shared_connection(self) -> Target | None:
+        """Another client of the very same queues, for concurrent consumers (`run --clients N`): it names the queues
+        this target created by the same names, reads the same clock object, and may be used from another thread at
+        the same time as this one and the other shared connections. It owns nothing: closing it leaves the queues,
+        the clock and any server alone, and only this target resets or closes them."""
+        return None
+
     def requests_billed(self) -> int | None:
         """The requests sent so far to a service that bills by the request (real AWS, an SQS endpoint)."""
         return None
@@ -160,3 +168,27 @@ _QUEUE_URL = re.compile(r"https?://[^\s'\"]+?/\d{12}/[\w.-]+")
 def redact(text: str) -> str:
     """Account ids and queue URLs never reach a trace, a report or the terminal."""
     return _QUEUE_URL.sub("<queue-url>", _ACCOUNT_IN_ARN.sub(r"\1<account>", text))
+
+
+class SharedView(Target):
+    """Another client of `primary`'s queues through `primary` itself (its `shared_connection` where its connection
+    serves many threads at once, as a boto3 client does). Under `lock`, where the target's own code is not safe for
+    threads (the model): its requests then take effect one at a time, in some order the threads make."""
+
+    def __init__(self, primary: Target, lock: threading.Lock | None = None) -> None:
+        self.primary = primary
+        self.lock = lock
+        self.name, self.profiles, self.tolerance = primary.name, primary.profiles, primary.tolerance
+
+    @property
+    def clock(self):  # type: ignore[override]  # the primary's, which a reset may replace
+        return self.primary.clock
+
+    def execute(self, op: Operation) -> Response:
+        if self.lock is None:
+            return self.primary.execute(op)
+        with self.lock:
+            return self.primary.execute(op)
+
+    def version(self) -> str:
+        return self.primary.version()

@@ -19,7 +19,7 @@ import botocore.exceptions
 from botocore.config import Config
 
 from sqs_conformance.adapters import interrupt
-from sqs_conformance.adapters.base import RealClock, ShiftedClock, TargetError, redact
+from sqs_conformance.adapters.base import RealClock, SharedView, ShiftedClock, Target, TargetError, redact
 from sqs_conformance.adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget, queue_url_parts, worth_another_try
 
 RUN_TAG = "sqs-conformance-run"
@@ -142,6 +142,10 @@ class EndpointTarget(SqsApiTarget):
                                budget=self.budget, session=self.session)
         other.name = self.name
         return other
+
+    def shared_connection(self) -> Target:
+        """Another consumer of this target's queues: its boto3 client serves many threads at once."""
+        return SharedView(self)
 
     def requests_billed(self) -> int:
         return self.budget.spent

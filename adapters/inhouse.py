@@ -79,6 +79,10 @@ class Guarded(Target):
     def version(self) -> str:
         return self._guard("version", self.inner.version)
 
+    def shared_connection(self) -> Target | None:
+        other = self._guard("shared_connection", self.inner.shared_connection)
+        return None if other is None else Guarded(other)
+
     def reset(self) -> None:
         self._guard("reset", self.inner.reset)
 

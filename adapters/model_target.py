@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from functools import cache
 
-from sqs_conformance.adapters.base import Target, Unsupported, VirtualClock
+from sqs_conformance.adapters.base import SharedView, Target, Unsupported, VirtualClock
 from sqs_conformance.model import Model, ModelUsageError
 from sqs_conformance.model.profiles import PROFILES, Profile
 from sqs_conformance.model.values import Operation, Response
@@ -19,10 +20,12 @@ class ModelTarget(Target):
         self.name = f"model:{self.model.profile.name}"
         self.clock = VirtualClock()
         self.profiles = frozenset({self.model.profile.name}) if isinstance(profile, Profile) else frozenset(PROFILES)
+        self._lock = threading.Lock()  # concurrent clients (`shared_connection`): one step at a time
 
     def execute(self, op: Operation) -> Response:
         try:
-            response, outcome = self.model.step(op, self.clock.now())
+            with self._lock:
+                response, outcome = self.model.step(op, self.clock.now())
         except ModelUsageError as error:
             raise Unsupported(str(error)) from None
         if outcome.at is not None:  # a long poll that waited for a message
@@ -31,6 +34,9 @@ class ModelTarget(Target):
 
     def version(self) -> str:
         return _suite_version()
+
+    def shared_connection(self) -> Target:
+        return SharedView(self)
 
     def reset(self) -> None:
         self.model = Model(self._profile)

@@ -16,7 +16,7 @@ import uuid
 import boto3
 import time_machine
 
-from sqs_conformance.adapters.base import TargetError, VirtualClock
+from sqs_conformance.adapters.base import SharedView, Target, TargetError, VirtualClock
 from sqs_conformance.adapters.sqs_api import CLIENT_CONFIG, SqsApiTarget, queue_url_parts
 
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)  # the virtual clock's zero
@@ -88,6 +88,11 @@ class MotoTarget(SqsApiTarget):
 
     def _queues_of(self, account: str) -> dict:
         return self._models.sqs_backends[account][REGION].queues
+
+    def shared_connection(self) -> Target:
+        """Another consumer of the same queues: moto's backend is the process's, and a boto3 client serves many
+        threads at once (moto's own handling of concurrent requests is what such clients test)."""
+        return SharedView(self)
 
     def _install_virtual_wait(self) -> None:
         backend_class = self._models.SQSBackend

@@ -104,6 +104,12 @@ def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs
                    "witnesses, then the search past coverage for more divergences, then (virtual clock) trimming; "
                    "what is under way then is cut, and the run says where; 0: no limit, the search stops once no "
                    "round finds anything new [default: 40 on a virtual clock, 180 on a real or moved one]")
+@click.option("--clients", type=click.IntRange(1, 8), default=1, show_default=True,
+              help="consumers on one queue at once (2..8): concurrent cases judged by the history checker "
+                   "[cases: --examples, default 20 on a virtual clock, 3 on a real one]")
+@click.option("--interleaving", type=click.Choice(["auto", "threads", "drawn"]), default="auto", show_default=True,
+              help="with --clients: real threads, an order drawn by Hypothesis (virtual clocks), or both (auto: "
+                   "half each on a virtual clock, threads on a real one)")
 @click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               metavar="FILE", help="known divergences: exit 1 only on a divergence not in FILE (a new rule, or a "
                                    "known rule in a new shape); where FILE does not exist yet, this run writes it")
@@ -113,8 +119,8 @@ def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs
 @endpoint_options
 def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | None, out_dir: Path,
         tolerate: tuple[str, ...], no_shrink: bool, shrink_seconds: float | None, report_dir: str | None,
-        jobs: int | None, witnesses: bool, witnesses_only: bool, budget: float | None, baseline_file: Path | None,
-        write_baseline: Path | None, **endpoint) -> None:
+        jobs: int | None, witnesses: bool, witnesses_only: bool, budget: float | None, clients: int,
+        interleaving: str, baseline_file: Path | None, write_baseline: Path | None, **endpoint) -> None:
     """Replay each rule's witness, then generate operation sequences; send them to TARGET and to the model,
     report every divergence."""
     from sqs_conformance.conformance import baseline, report, runner
@@ -129,6 +135,8 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
         if known.profile != profile:
             raise OneLineError(f"--baseline {baseline_file} is for {known.profile}, this run checks {profile}")
 
+    if clients > 1:
+        _run_clients(target_spec, profile, clients, interleaving, seed, out_dir, budget, report_dir, endpoint)
     unknown_rules = sorted(set(tolerate) - {r.id for r in CATALOGUE})
     if unknown_rules:
         raise OneLineError(f"--tolerate: no such rule {', '.join(unknown_rules)} (see `sqs-conformance rules`)")
@@ -198,6 +206,63 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
         sys.exit(_against_baseline(result, known, baseline_file))  # a baseline that was there gates the run
     if accepted:
         sys.exit(1 if result.errors else 0)
+    sys.exit(0 if result.conforms else 1)
+
+
+def _run_clients(target_spec: str, profile: str, clients: int, interleaving: str, seed: int | None, out_dir: Path,
+                 budget: float | None, report_dir: str | None, endpoint: dict) -> NoReturn:
+    """`run --clients N`: concurrent cases on one queue (conformance/concurrent/)."""
+    from click.core import ParameterSource
+
+    from sqs_conformance.conformance.concurrent.command import default_cases, print_result, run_clients
+    from sqs_conformance.conformance.concurrent.run import ConcurrentOptions
+
+    context = click.get_current_context()
+    made = _writable(out_dir, "--out")
+    try:
+        if report_dir is not None:
+            _can_report()
+        targets = _open_targets(target_spec, profile, _options(endpoint))
+    except BaseException:
+        remove_if_empty(made)
+        raise
+    target = targets[0]
+    if profile not in target.profiles:
+        close_all(targets)
+        remove_if_empty(made)
+        raise OneLineError(f"target {target.name} cannot be checked against profile {profile}")
+    if interleaving == "drawn" and target.clock.kind != "virtual":
+        close_all(targets)
+        remove_if_empty(made)
+        raise OneLineError("--interleaving drawn needs a virtual clock (a real one's requests race as they will): "
+                           "use threads")
+    explicit = context.get_parameter_source("examples") is not ParameterSource.DEFAULT
+    cases = context.params["examples"] if explicit else default_cases(target.clock.kind)
+    options = ConcurrentOptions(clients=clients, cases=cases, seed=seed, mode=interleaving, budget=budget or None)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+                  transient=True, disable=not console.is_terminal) as progress:
+        task = progress.add_task("starting")
+
+        def on_case(result) -> None:
+            progress.update(task, description=f"{target.name} {profile}, {clients} clients: {result.cases} of "
+                                              f"{cases} cases, {result.operations} operations, "
+                                              f"{len(result.findings)} diverging rules")
+
+        try:
+            result = run_clients(target, profile, options, out_dir, console, on_case)
+        except KeyboardInterrupt as stop:
+            progress.stop()
+            _stopped(stop, targets, None, out_dir, target_spec)
+        except TargetError as error:
+            close_all(targets)
+            raise OneLineError(str(error)) from None
+        except BaseException:
+            close_all(targets)
+            raise
+    close_all(targets)
+    print_result(result, console, out_dir, target_spec)
+    if report_dir is not None:
+        _report([str(out_dir)], report_dir, None)
     sys.exit(0 if result.conforms else 1)
 
 

@@ -200,7 +200,7 @@ class Session:
         stop_if_due(self.deadline)
         sent = self.ids.op_for_target(op)
         invoke, wall_invoke = self.now, wall_clock()
-        response = _rebase(self.target.execute(sent), self._origin)  # times in the case's own clock, traced so
+        response = rebased(self.target.execute(sent), self._origin)  # times in the case's own clock, traced so
         complete, wall_complete = self.now, wall_clock()
         observed = self.ids.response_for_model(response)
         try:
@@ -277,9 +277,9 @@ class Session:
             "verdict": _verdict_name(step).value,
             "rules": list(verdict.outcome.rules),
             "decisive": [] if step.behind else list(verdict.decisive),  # behind a divergence: decides nothing
-            "divergences": [_divergence(d) for d in step.divergences],
+            "divergences": [divergence_record(d) for d in step.divergences],
             "exact_timing_only": exact_timing_only,
-            "notes": [_divergence(n) for n in verdict.outcome.notes],
+            "notes": [divergence_record(n) for n in verdict.outcome.notes],
             "views": step.views,
             "returned": returned,
             "reappeared": step.reappeared,
@@ -333,7 +333,7 @@ def _reappeared(observed: Response, before: dict[str, Any], took_effect: float) 
     return found
 
 
-def _rebase(response: Response, origin: float) -> Response:
+def rebased(response: Response, origin: float) -> Response:
     """Timestamps come relative to the target clock's zero; the case began at `origin` on that clock."""
     if not origin:
         return response
@@ -357,6 +357,6 @@ def _verdict_name(step: Step) -> StepVerdict:
     return StepVerdict.NOTE if step.verdict.outcome.notes else StepVerdict.OK
 
 
-def _divergence(d: Divergence) -> dict[str, Any]:
+def divergence_record(d: Divergence) -> dict[str, Any]:
     return {"rules": list(d.rules), "expected": d.expected, "observed": d.observed,
             "message_ids": list(d.message_ids)}

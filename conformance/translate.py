@@ -34,6 +34,14 @@ class IdMap:
         self._to_model: dict[str, str] = {}
         self._to_target: dict[str, str] = {}
 
+    def copy(self) -> IdMap:
+        other = IdMap()
+        other._to_model, other._to_target = dict(self._to_model), dict(self._to_target)
+        return other
+
+    def bindings(self) -> frozenset[tuple[str, str]]:
+        return frozenset(self._to_model.items())
+
     def bind(self, target_id: str, model_id: str) -> None:
         self._to_model[target_id] = model_id
         self._to_target[model_id] = target_id

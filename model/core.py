@@ -7,8 +7,9 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqs_conformance.model import errors
@@ -159,6 +160,27 @@ class Model:
         moving = self._live_in(queue.name, index.moving) + [self.messages[message_id] for message_id in hidden.near]
         return sorted(moving, key=lambda m: m.seq), index, hidden
 
+    # --- copies, for a search over orders of the same operations (the history checker) --------------------------
+
+    def fork(self) -> Model:
+        """An independent copy: its messages, queues and handles copied (message states are immutable and shared),
+        its indexes left to be rebuilt from them when first read."""
+        other = copy.copy(self)
+        other.queues = {name: _copied_queue(queue) for name, queue in self.queues.items()}
+        other.messages = {message_id: replace(message) for message_id, message in self.messages.items()}
+        other.handles = dict(self.handles)
+        other._settled = None if self._settled is None else {}
+        return other
+
+    def fingerprint(self) -> tuple:
+        """Everything a later operation can read of this model, as one hashable value: two models with equal
+        fingerprints judge every continuation alike (the history checker's memo)."""
+        queues = tuple((q.name, tuple(q.message_ids), tuple(sorted(q.dedup.items())), q.last_purge_at,
+                        tuple(sorted((n, s.value, s.changed_at) for n, s in q.settings.items())))
+                       for q in self.queues.values())
+        messages = tuple((m.id, m.states) for m in self.messages.values())
+        return (queues, messages, tuple(sorted(self.handles.items())), self._next_handle, self._next_message)
+
     # --- views for generators and tests --------------------------------------------------------------------
 
     def queue(self, name: str) -> Queue:
@@ -238,6 +260,11 @@ class Model:
         if is_int_in(value, p.visibility_min, p.visibility_max):
             return None
         return errors.out_of_range("VisibilityTimeout", value, p.error_dialect)
+
+
+def _copied_queue(queue: Queue) -> Queue:
+    return replace(queue, settings=dict(queue.settings), message_ids=dict(queue.message_ids), dedup=dict(queue.dedup),
+                   attempts=dict(queue.attempts))
 
 
 def _unknown_verdict(model: Model, expectation: Expectation, observed: Unknown) -> Verdict:

@@ -91,6 +91,8 @@ PURGE_ALL = "PURGE-ALL"
 PURGE_IN_PROGRESS = "PURGE-IN-PROGRESS"
 ATTR_COUNTS = "ATTR-COUNTS"
 FIFO_GROUP_LOCK = "FIFO-GROUP-LOCK"
+RCV_EXCLUSIVE = "RCV-EXCLUSIVE"
+FIFO_STALE_OTHER = "FIFO-STALE-OTHER"
 FIFO_ORDER = "FIFO-ORDER"
 FIFO_VISIBLE_PREFIX = "FIFO-VISIBLE-PREFIX"
 FIFO_ATTEMPT_ID = "FIFO-ATTEMPT-ID"
@@ -124,6 +126,12 @@ CATALOGUE: tuple[Rule, ...] = (
     _r(RCV_HIDE, "A received message is not returned by another receive before its deadline "
        "(receive time + visibility timeout).", ALL_PROFILES,
        (seed("000", "it isn't available to other receive requests for the duration of the visibility timeout"),)),
+    _r(RCV_EXCLUSIVE, "While a message is in flight for one consumer, no other consumer receives it before its "
+       "deadline (on a standard queue a rare redelivery is permitted and counted; a FIFO queue permits none).",
+       CURRENT_SQS,
+       (seed("002", "Amazon SQS prevents other consumers from receiving and processing the message"),
+        seed("004", "This prevents multiple consumers from processing the same message simultaneously"),
+        row("at-least-once"))),
     _r(RCV_REAPPEAR, "A message not deleted by its deadline becomes receivable again at the deadline (at "
        "that exact instant either answer is permitted; the documents do not settle it).",
        ALL_PROFILES,
@@ -192,6 +200,10 @@ CATALOGUE: tuple[Rule, ...] = (
        "InvalidParameterValue '... Reason: The receipt handle has expired.'; inside a deadline that a change "
        "extended it succeeds.", frozenset({FIFO}),
        (row("delete-fifo-expired"),)),
+    _r(FIFO_STALE_OTHER, "On a FIFO queue a consumer's expired receipt handle neither deletes the message nor "
+       "changes its visibility once another consumer has received it.", frozenset({FIFO}),
+       (row("delete-fifo-expired"),
+        seed("002", "Amazon SQS prevents other consumers from receiving and processing the message"))),
     _r(DEL_IDEMPOTENT, "DeleteMessage of an already deleted message with its handle succeeds again.", ALL_SQS,
        (row("delete-twice"),)),
     _r(DEL_REMOVES, "A deleted message is never returned again.", ALL_PROFILES,

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 from sqs_conformance.model.verdicts import StepVerdict
 
-SCHEMA_VERSION = 6  # 2 added `views`, `returned` and `reappeared`; 3 `decisive`; 4 `counted`; 5 the
-# verdict `behind`; 6 `says` and `exact_timing_only`
+SCHEMA_VERSION = 7  # 2 added `views`, `returned` and `reappeared`; 3 `decisive`; 4 `counted`; 5 the
+# verdict `behind`; 6 `says` and `exact_timing_only`; 7 `client` and `round` (concurrent cases), the verdict
+# `unordered`
 
 KINDS = ("int", "long", "double", "bool", "string", "strings", "divergences", "json", "reappeared", "operation",
          "response")
@@ -53,6 +54,10 @@ FIELDS: tuple[TraceField, ...] = (
     TraceField("views", "json", since=2),
     TraceField("returned", "strings", since=2),
     TraceField("reappeared", "reappeared", since=2),
+    # A concurrent case's (`run --clients N`): the client that sent the step, and the workload's round; a step's
+    # number is then its place in the history by when it was sent. Absent on a single client's line.
+    TraceField("client", "int", since=7),
+    TraceField("round", "int", since=7),
 )
 NAMES = tuple(f.name for f in FIELDS)
 REQUIRED = tuple(f.name for f in FIELDS if f.required)

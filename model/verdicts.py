@@ -13,6 +13,9 @@ class StepVerdict(str, Enum):
     UNKNOWN = "unknown"  # no answer came: the model keeps every world the step may have left
     DIVERGENCE = "divergence"  # an answer the model does not permit
     BEHIND = "behind"  # after a step that led the model astray: it shows what it says, and decides nothing
+    # A concurrent step in a part of its history that the checker could not order within its budget: judged
+    # neither way (never a divergence the search did not prove)
+    UNORDERED = "unordered"
 
 
 class RuleVerdict(str, Enum):

@@ -1,0 +1,242 @@
+"""A concurrent history's verdict: each part searched for an order consistent with every answer (`search.py`),
+then the order found replayed to judge each step as a single client's run judges it, with two additions a single
+client cannot have: rules named among consumers (`model/consumers.py`), and RCV-EXCLUSIVE decided on every receive
+that another consumer's receipt kept a message from.
+
+A part with no consistent order fails at the operation that fit nowhere next in the deepest order the search
+reached, with the rule the model names there. A part whose search spent its budget is undecided: its steps are
+`unordered`, never divergent. Early returns (a standard queue's permitted, counted redeliveries) are counted in
+the order found, by the same policy as every other run (`redelivery.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sqs_conformance.conformance.concurrent.history import History, HistoryOp
+from sqs_conformance.conformance.concurrent.parts import Decomposed, Part, decompose
+from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, fits, judge, search
+from sqs_conformance.conformance.redelivery import CaseEarlyReturns
+from sqs_conformance.conformance.translate import IdMap, handles_named
+from sqs_conformance.model import Divergence, Model
+from sqs_conformance.model.consumers import among_consumers, held_by_another
+from sqs_conformance.model.outcomes import Verdict, copied
+from sqs_conformance.model.rules import RCV_EXCLUSIVE, RCV_INTEGRITY
+from sqs_conformance.model.state import Gone, Hidden, Timing
+from sqs_conformance.model.values import ReceiveMessage, ReceiveOk
+from sqs_conformance.model.verdicts import StepVerdict
+
+
+@dataclass
+class StepJudgement:
+    """One operation of the history, judged in every part it belongs to."""
+
+    op: HistoryOp
+    verdict: StepVerdict = StepVerdict.OK
+    rules: set[str] = field(default_factory=set)
+    decisive: set[str] = field(default_factory=set)
+    divergences: list[Divergence] = field(default_factory=list)
+    notes: list[Divergence] = field(default_factory=list)
+
+    def add(self, verdict: StepVerdict, rules=(), decisive=(), divergences=(), notes=()) -> None:
+        order = (StepVerdict.OK, StepVerdict.NOTE, StepVerdict.UNKNOWN, StepVerdict.UNORDERED, StepVerdict.BEHIND,
+                 StepVerdict.DIVERGENCE)
+        if order.index(verdict) > order.index(self.verdict):
+            self.verdict = verdict
+        self.rules.update(rules)
+        self.decisive.update(decisive)
+        self.divergences += [d for d in divergences if d not in self.divergences]
+        self.notes += [n for n in notes if n not in self.notes]
+
+
+@dataclass
+class Violation:
+    """A part with no order consistent with its answers."""
+
+    part: Part
+    op: HistoryOp  # the operation that fit nowhere next
+    divergence: Divergence  # what the model said of it there, its rule named among consumers
+    before: list[HistoryOp]  # the deepest order the search reached before it
+
+    @property
+    def rule(self) -> str:
+        return self.divergence.rule
+
+
+@dataclass
+class HistoryVerdict:
+    steps: list[StepJudgement]
+    violations: list[Violation]  # no consistent order
+    repeated: list[tuple[HistoryOp, Divergence, Part]]  # early returns that are not rare
+    undecided: list[Part]  # the search's budget ran out
+    decomposed: Decomposed
+
+    @property
+    def conforms(self) -> bool:
+        return not self.violations and not self.repeated
+
+    def rules_diverging(self) -> dict[str, Divergence]:
+        found: dict[str, Divergence] = {}
+        for v in self.violations:
+            found.setdefault(v.rule, v.divergence)
+        for _, d, _ in self.repeated:
+            found.setdefault(d.rule, d)
+        return found
+
+
+def check_history(history: History, early: CaseEarlyReturns | None = None,
+                  budget: int = DEFAULT_BUDGET) -> HistoryVerdict:
+    """`history` (operations numbered in invoke order, `History.in_order`) judged against the model."""
+    # Windows on every clock: on a virtual one another client's long poll may move the clock between an operation's
+    # invoke and its effect, so it too took effect somewhere in [invoke, complete].
+    timing = Timing(windowed=True, tolerance=history.tolerance)
+    base = Model(history.profile, timing, indexed=False)
+    decomposed = decompose(history)
+    steps = [StepJudgement(o) for o in history.ops]
+    for o in decomposed.unjudged:
+        steps[o.index].add(StepVerdict.UNORDERED)
+    violations: list[Violation] = []
+    repeated: list[tuple[HistoryOp, Divergence, Part]] = []
+    undecided: list[Part] = []
+    held: list[_Held] = []
+    for part in decomposed.parts:
+        found = search(part.ops, base, budget)
+        if found.status == "undecided":
+            undecided.append(part)
+            for o in part.ops:
+                steps[o.index].add(StepVerdict.UNORDERED)
+            continue
+        replay = _Replay(base, timing.tolerance)
+        for position in found.order:
+            o = part.ops[position]
+            verdict, judged = replay.step(o)
+            notes = list(judged.outcome.notes)
+            not_rare = early.divergences(judged) if early is not None else []
+            repeated += [(o, d, part) for d in not_rare]
+            steps[o.index].add(StepVerdict.DIVERGENCE if not_rare else StepVerdict.NOTE if notes else
+                               StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK,
+                               judged.outcome.rules, judged.decisive, not_rare, notes)
+        held += replay.held
+        if found.status == "none":
+            assert found.failed_at is not None
+            o = part.ops[found.failed_at]
+            _, judged = replay.step(o)
+            divergence = judged.divergences[0] if judged.divergences else Divergence(
+                judged.outcome.rules[:1] or (RCV_INTEGRITY,), "an answer the model can follow",
+                "one it cannot", ())
+            violations.append(Violation(part, o, divergence, [part.ops[p] for p in found.order]))
+            steps[o.index].add(StepVerdict.DIVERGENCE, judged.outcome.rules, (divergence.rule,), judged.divergences)
+            placed = {part.ops[p].index for p in found.order} | {o.index}
+            for other in part.ops:
+                if other.index not in placed:
+                    steps[other.index].add(StepVerdict.BEHIND)
+    _exclusive_receives(steps, held, history.tolerance)
+    return HistoryVerdict(steps, violations, repeated, undecided, decomposed)
+
+
+def _unanswered(o: HistoryOp) -> bool:
+    return o.settles_by == float("inf")
+
+
+@dataclass
+class _Held:
+    """A receipt a receive gave one client: from its answer to the next operation on the message, while the model
+    had the message surely in flight until `deadline` (model time)."""
+
+    queue: str
+    client: int
+    from_wall: float
+    until_wall: float
+    deadline: float
+
+
+class _Replay:
+    """An order found, judged step by step, with the client holding each receipt the model minted."""
+
+    def __init__(self, base: Model, tolerance: float) -> None:
+        self.model = base.fork()
+        self.ids = IdMap()
+        self.tolerance = tolerance
+        self.floor = float("-inf")
+        self.holder: dict[str, int] = {}  # model receipt handle -> the client its receive answered
+        self.held: list[_Held] = []
+        self._open: dict[str, _Held] = {}  # model message id -> its receipt still held
+
+    def step(self, o: HistoryOp) -> tuple[Verdict, Verdict]:
+        """The model's verdict on `o`, and the same with its rules named among consumers."""
+        messages = self._messages_of(o)
+        holders = {message_id: self._holders(message_id) for message_id in messages}
+        for message_id in messages:
+            if message_id in self._open:
+                self._open.pop(message_id).until_wall = o.invoke_wall
+        verdict = judge(self.model, self.ids, o, self.floor)
+        self.floor = max(self.floor, o.invoke)
+        if isinstance(o.response, ReceiveOk) and fits(verdict):
+            self._received(o)
+        return verdict, _among_consumers(verdict, o.client, holders, self.model)
+
+    def _messages_of(self, o: HistoryOp) -> list[str]:
+        """The model ids of the messages `o` returned or names a receipt of."""
+        found = []
+        if isinstance(o.response, ReceiveOk):
+            found += [self.ids.model_id(m.message_id) for m in o.response.messages]
+        for handle in handles_named(o.op):
+            info = self.model.handles.get(self.ids.model_id(handle) or "")
+            found.append(info.message_id if info is not None else None)
+        return [m for m in found if m is not None and m in self.model.messages]
+
+    def _holders(self, message_id: str) -> set[int]:
+        """The clients whose receipt the message may be in flight under."""
+        return {self.holder[s.receipt] for s in self.model.messages[message_id].states
+                if s.hidden is Hidden.RECEIPT and s.gone is Gone.NO and s.receipt in self.holder}
+
+    def _received(self, o: HistoryOp) -> None:
+        assert isinstance(o.response, ReceiveOk) and isinstance(o.op, ReceiveMessage)
+        for m in o.response.messages:
+            handle, message_id = self.ids.model_id(m.receipt_handle), self.ids.model_id(m.message_id)
+            if handle is None or message_id is None:
+                continue
+            self.holder[handle] = o.client
+            states = self.model.messages[message_id].states
+            if all(s.hidden is Hidden.RECEIPT and s.gone is Gone.NO for s in states):
+                deadline = min(s.visible_at for s in states) - max(s.slack for s in states)
+                self._open[message_id] = held = _Held(o.op.queue, o.client, o.settles_by, float("inf"), deadline)
+                self.held.append(held)
+
+
+def _among_consumers(verdict: Verdict, client: int, holders: dict[str, set[int]], model: Model) -> Verdict:
+    """The verdict with each divergence and note naming its rule among consumers, where the message it concerns
+    was another consumer's."""
+    def renamed(d: Divergence) -> Divergence:
+        whose = set().union(*(holders.get(m, set()) for m in d.message_ids)) if d.message_ids else \
+            set().union(*holders.values()) if holders else set()
+        rules = among_consumers(d.rules, client, whose)
+        return d if rules == d.rules else replace(d, rules=rules)
+
+    divergences = tuple(map(renamed, verdict.divergences))
+    notes = tuple(map(renamed, verdict.outcome.notes))
+    if divergences == verdict.divergences and notes == verdict.outcome.notes:
+        return verdict
+    return copied(verdict, divergences=divergences, outcome=copied(verdict.outcome, notes=notes))
+
+
+def _exclusive_receives(steps: list[StepJudgement], held: list[_Held], tolerance: float) -> None:
+    """RCV-EXCLUSIVE is decided by a receive of one client made wholly while another client surely held a message
+    of the same queue (from its receive's answer to the next operation on it, and before its deadline by more than
+    the tolerance): breaking the rule would have returned that message. (A receive that did return it is judged
+    in the message's part.)"""
+    by_queue: dict[str, list[_Held]] = {}
+    for h in held:
+        by_queue.setdefault(h.queue, []).append(h)
+    for step in steps:
+        o = step.op
+        if not isinstance(o.op, ReceiveMessage) or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
+            continue
+        if not isinstance(o.response, ReceiveOk):
+            continue
+        for h in by_queue.get(o.op.queue, ()):
+            if held_by_another(o.client, {h.client}) and h.from_wall < o.invoke_wall \
+                    and o.settles_by < h.until_wall and o.complete + tolerance < h.deadline:
+                step.rules.add(RCV_EXCLUSIVE)
+                step.decisive.add(RCV_EXCLUSIVE)
+                break

@@ -1,0 +1,169 @@
+"""Clients running a workload on one target's queues, each through its own connection (`Target.shared_connection`).
+
+Two ways, one history format:
+- `threads`: every client a real thread; a round's operations go out at once, so the target's own concurrency
+  decides their order (what finds a receive that is not atomic). The clock moves between rounds, when every
+  client has finished the round.
+- `interleaved`: one operation at a time, in an order drawn with the workload: on a virtual clock, a repeatable
+  case Hypothesis can shrink (what finds a wrong rule among consumers, not a race).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from sqs_conformance.adapters.base import Target, TargetError
+from sqs_conformance.conformance.concurrent.history import History
+from sqs_conformance.conformance.concurrent.workload import QUEUE, Action, Draw, Workload
+from sqs_conformance.conformance.session import rebased, stop_if_due, wall_clock
+from sqs_conformance.conformance.threads import each_at_once
+from sqs_conformance.model.values import (
+    ChangeMessageVisibility, CreateQueue, DeleteMessage, Operation, PurgeQueue, ReceiveMessage, ReceiveOk, Response,
+    SendMessage,
+)
+
+HELD_AT_MOST = 6  # receipts a client remembers (its latest)
+ROUND_TIMEOUT = 120.0  # seconds a client waits for the others at the end of a round (a long poll lasts 20 s)
+
+
+def queue_name(fifo: bool) -> str:
+    return f"{QUEUE}.fifo" if fifo else QUEUE
+
+
+@dataclass
+class Client:
+    """One consumer: its connection and the receipts its receives gave it (target handles, latest last)."""
+
+    number: int
+    connection: Target
+    fifo: bool
+    held: list[str] = field(default_factory=list)
+    sent: int = 0
+
+    def operation(self, action: Action) -> Operation | None:
+        """The action as this client can do it now: None for a change or delete while it holds no receipt."""
+        queue = queue_name(self.fifo)
+        if action.kind == "send":
+            self.sent += 1
+            tag = f"c{self.number}-{self.sent}"
+            return SendMessage(queue, tag, group_id=action.group, dedup_id=tag if self.fifo else None)
+        if action.kind == "receive":
+            return ReceiveMessage(queue, max_messages=action.number, visibility_timeout=action.timeout,
+                                  wait_time_seconds=action.wait or None)
+        if action.kind in ("change", "delete"):
+            if not self.held:
+                return None
+            handle = self.held[-1 - action.slot % len(self.held)]
+            if action.kind == "delete":
+                self.held.remove(handle)
+                return DeleteMessage(queue, handle)
+            return ChangeMessageVisibility(queue, handle, action.timeout)
+        return PurgeQueue(queue)
+
+    def answered(self, response: Response) -> None:
+        if isinstance(response, ReceiveOk):
+            self.held += [m.receipt_handle for m in response.messages if m.receipt_handle]
+            del self.held[:-HELD_AT_MOST]
+
+
+class Recorder:
+    """Sends each operation and records it with its windows on both clocks; safe for many threads."""
+
+    def __init__(self, first: Target, profile: str, clients: int, deadline: float | None) -> None:
+        self.clock = first.clock
+        self.origin = self.clock.now()
+        self.history = History(profile, self.clock.kind, first.tolerance, clients)
+        self.deadline = deadline
+        self.round = 0
+        self._lock = threading.Lock()
+
+    def send(self, client: Client, op: Operation) -> Response:
+        stop_if_due(self.deadline)
+        invoke, invoke_wall = self.clock.now() - self.origin, wall_clock()
+        response = rebased(client.connection.execute(op), self.origin)  # its timestamps from the case's start
+        complete, complete_wall = self.clock.now() - self.origin, wall_clock()
+        with self._lock:
+            self.history.add(client.number, op, response, invoke, complete, invoke_wall, complete_wall, self.round)
+        client.answered(response)
+        return response
+
+
+def set_up(recorder: Recorder, first: Client, workload: Workload) -> None:
+    """The queue and its backlog, by the first client before the others start."""
+    attributes: dict[str, object] = {"VisibilityTimeout": str(workload.pace.queue_timeout)}
+    if workload.fifo:
+        attributes["FifoQueue"] = "true"
+    recorder.send(first, CreateQueue(queue_name(workload.fifo), attributes))  # type: ignore[arg-type]
+    for _ in range(workload.backlog):
+        recorder.send(first, first.operation(Action("send", group="g1" if workload.fifo else None)))  # type: ignore
+
+
+def threads(connections: list[Target], profile: str, workload: Workload, deadline: float | None = None) -> History:
+    clients = [Client(i, c, workload.fifo) for i, c in enumerate(connections)]
+    recorder = Recorder(connections[0], profile, len(clients), deadline)
+    set_up(recorder, clients[0], workload)
+    recorder.round = 1
+    advances = iter([r.advance for r in workload.rounds])
+
+    def next_round() -> None:
+        recorder.clock.advance(next(advances))
+        recorder.round += 1
+
+    barrier = threading.Barrier(len(clients), action=next_round)
+
+    def play(client: Client) -> None:
+        try:
+            for round_ in workload.rounds:
+                for action in round_.actions[client.number]:
+                    op = client.operation(action)
+                    if op is not None:
+                        recorder.send(client, op)
+                barrier.wait(ROUND_TIMEOUT)
+        except threading.BrokenBarrierError:
+            return  # another client stopped: its error is the run's
+        except BaseException:
+            barrier.abort()
+            raise
+
+    each_at_once(play, clients, "client")
+    return recorder.history.in_order()
+
+
+def interleaved(connections: list[Target], profile: str, workload: Workload, draw: Draw,
+                deadline: float | None = None) -> History:
+    clients = [Client(i, c, workload.fifo) for i, c in enumerate(connections)]
+    recorder = Recorder(connections[0], profile, len(clients), deadline)
+    set_up(recorder, clients[0], workload)
+    for round_ in workload.rounds:
+        recorder.round += 1
+        pending = [list(actions) for actions in round_.actions]
+        while any(pending):
+            ready = [c for c in clients if pending[c.number]]
+            client = ready[draw.integer(0, len(ready) - 1)]
+            op = client.operation(pending[client.number].pop(0))
+            if op is not None:
+                recorder.send(client, op)
+        recorder.clock.advance(round_.advance)
+    return recorder.history.in_order()
+
+
+def clients_of(target: Target, count: int) -> list[Target]:
+    """`count` clients of the target's queues: the target itself, then its shared connections."""
+    connections = [target]
+    try:
+        for _ in range(count - 1):
+            other = target.shared_connection()
+            if other is None:
+                raise TargetError(f"{target.name} cannot give several clients the same queues "
+                                  "(its adapter has no shared_connection)")
+            connections.append(other)
+    except BaseException:
+        close_shared(connections)
+        raise
+    return connections
+
+
+def close_shared(connections: list[Target]) -> None:
+    for other in connections[1:]:
+        other.close()

@@ -1,0 +1,135 @@
+"""A history cut into parts the semantics keep apart, each searched on its own (P-compositionality).
+
+Messages of a standard queue are independent; on a FIFO queue the messages of one group are not (its lock and its
+order bind them), but groups are. So a part is one message (standard) or one group (FIFO), with:
+
+- the operations that act on the whole queue, in every part: CreateQueue, SetQueueAttributes, PurgeQueue, and a
+  receive whose answer was lost (it may have taken any message);
+- each receive cut to the messages of the part it returned (a receive that returned some message of another part
+  is, here, a receive that returned these);
+- each change and delete in the part of the message its handle names, a batch in the part of all its entries
+  (their parts merged).
+
+What this gives up, and why it stays sound: an empty answer, or a message left out of an answer, is judged in no
+message's part (only in the queue's own, where no message is), and GetQueueAttributes and peeks, which read every
+message together, are judged nowhere. Leaving a constraint out only ever permits more: the checker can miss a
+violation there, never report a false one. docs/guide/concurrency.md lists these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sqs_conformance.conformance.concurrent.history import History, HistoryOp
+from sqs_conformance.conformance.translate import handles_named
+from sqs_conformance.model.values import (
+    CreateQueue, GetQueueAttributes, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage, SendOk,
+    SetQueueAttributes, Unknown,
+)
+
+WHOLE_QUEUE = (CreateQueue, SetQueueAttributes, PurgeQueue)
+READ_TOGETHER = (GetQueueAttributes, PeekMessage)  # judged in no part
+
+
+@dataclass
+class Part:
+    key: str  # the message or group it follows, in words
+    ops: list[HistoryOp] = field(default_factory=list)  # responses cut to this part, in history order
+
+
+@dataclass
+class Decomposed:
+    parts: list[Part]
+    unjudged: list[HistoryOp]  # read every message together: judged nowhere
+
+
+class _Keys:
+    """Union-find over part keys: a batch that names messages of two parts merges them."""
+
+    def __init__(self) -> None:
+        self._parent: dict[str, str] = {}
+
+    def find(self, key: str) -> str:
+        self._parent.setdefault(key, key)
+        while self._parent[key] != key:
+            self._parent[key] = self._parent[self._parent[key]]
+            key = self._parent[key]
+        return key
+
+    def merge(self, keys: list[str]) -> str:
+        roots = [self.find(k) for k in keys]
+        for other in roots[1:]:
+            self._parent[other] = roots[0]
+        return roots[0]
+
+
+QUEUE_OWN = "the queue itself"
+
+
+def decompose(history: History) -> Decomposed:
+    fifo = history.profile == "sqs-fifo"
+    key_of: dict[str, str] = {}  # target message id -> part key
+    message_of: dict[str, str] = {}  # target receipt handle -> target message id
+    lost_sends: set[str] = set()  # queues with a send whose answer never came
+    for o in history.ops:
+        if isinstance(o.op, SendMessage):
+            if isinstance(o.response, SendOk) and o.response.message_id is not None:
+                group = f"group {o.op.group_id} of {o.op.queue}" if fifo else None
+                key_of.setdefault(o.response.message_id, group or f"message {o.response.message_id}")
+            elif isinstance(o.response, Unknown):
+                lost_sends.add(o.op.queue)
+        elif isinstance(o.response, ReceiveOk):
+            for m in o.response.messages:
+                if m.receipt_handle is not None and m.message_id is not None:
+                    message_of[m.receipt_handle] = m.message_id
+
+    def key(message_id: str | None, queue: str) -> str:
+        if message_id in key_of:
+            return key_of[message_id]  # type: ignore[index]
+        # A message no answered send names: one whose send's answer was lost, if any was; else a message nobody
+        # sent (its part, without a send, shows that)
+        return f"messages of lost sends to {queue}" if queue in lost_sends else f"message {message_id}"
+
+    keys = _Keys()
+    routed: list[tuple[HistoryOp, str | None]] = []  # None: every part
+    unjudged: list[HistoryOp] = []
+    for o in history.ops:
+        queue = getattr(o.op, "queue", "")
+        if isinstance(o.op, WHOLE_QUEUE) or (isinstance(o.op, ReceiveMessage) and isinstance(o.response, Unknown)):
+            routed.append((o, None))
+        elif isinstance(o.op, READ_TOGETHER):
+            unjudged.append(o)
+        elif isinstance(o.op, SendMessage):
+            message_id = o.response.message_id if isinstance(o.response, SendOk) else None
+            if isinstance(o.response, Unknown):
+                routed.append((o, keys.find(f"messages of lost sends to {queue}")))
+            else:
+                routed.append((o, keys.find(key(message_id, queue)) if message_id is not None else QUEUE_OWN))
+        elif isinstance(o.op, ReceiveMessage):
+            if isinstance(o.response, ReceiveOk) and o.response.messages:
+                for part_key in dict.fromkeys(key(m.message_id, queue) for m in o.response.messages):
+                    routed.append((_cut(o, part_key, lambda m, queue=queue: key(m.message_id, queue)),
+                                   keys.find(part_key)))
+            else:
+                routed.append((o, QUEUE_OWN))
+        else:  # changes and deletes, alone or in batches: the parts of the messages their handles name
+            named = [key(message_of[h], queue) for h in handles_named(o.op) if h in message_of]
+            routed.append((o, keys.merge(named) if named else QUEUE_OWN))
+    parts: dict[str, Part] = {QUEUE_OWN: Part(QUEUE_OWN)}
+    for _, part_key in routed:
+        if part_key is not None:
+            root = QUEUE_OWN if part_key == QUEUE_OWN else keys.find(part_key)
+            parts.setdefault(root, Part(root))
+    for o, part_key in routed:
+        if part_key is None:
+            for part in parts.values():
+                part.ops.append(o)
+        else:
+            parts[QUEUE_OWN if part_key == QUEUE_OWN else keys.find(part_key)].ops.append(o)
+    return Decomposed(list(parts.values()), unjudged)
+
+
+def _cut(o: HistoryOp, part_key: str, key_of_message) -> HistoryOp:
+    """A receive's answer cut to the messages of one part."""
+    assert isinstance(o.response, ReceiveOk)
+    return replace(o, response=ReceiveOk(tuple(m for m in o.response.messages if key_of_message(m) == part_key)))

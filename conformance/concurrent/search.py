@@ -1,0 +1,146 @@
+"""One part's search: an order of its operations, and a permitted outcome at each, consistent with every answer.
+
+A depth-first search in the manner of Wing and Gong's, as Porcupine and Knossos run it, over the operations that may
+take effect next: those sent before every pending operation's answer came back (`HistoryOp.precedes`). Where only
+one may, nothing is copied: most of a history is a single line. At a branch the model and the id map are copied once,
+and a state reached twice (the same operations done, the same model and ids) is not searched again. The search
+costs at most `budget` judged steps; past it the part is undecided, never failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqs_conformance.conformance.concurrent.history import HistoryOp
+from sqs_conformance.conformance.translate import IdMap
+from sqs_conformance.model import Model
+from sqs_conformance.model.outcomes import Verdict
+
+DEFAULT_BUDGET = 20_000  # judged steps per part
+NOTES_TRIED = (0, 1, 2, float("inf"))  # early returns an order may hold, tried in turn
+
+
+@dataclass
+class Placed:
+    """An operation in the order found, as the model judged it there."""
+
+    op: HistoryOp
+    verdict: Verdict
+
+
+@dataclass
+class Searched:
+    status: str  # "ordered", "none" (no order fits every answer) or "undecided" (the budget ran out)
+    order: list[int] = field(default_factory=list)  # positions in the part: the order found, or the deepest tried
+    failed_at: int | None = None  # where no order exists: the position of the operation that fit nowhere next
+    failure: Verdict | None = None  # ... and the model's verdict on it there
+    judged: int = 0  # steps the search judged
+
+
+def fits(verdict: Verdict) -> bool:
+    return verdict.consistent and not verdict.divergences
+
+
+def judge(model: Model, ids: IdMap, o: HistoryOp, floor: float) -> Verdict:
+    """`o` judged on `model` (which it changes), its fresh ids bound. `floor`: the latest invoke of the operations
+    ordered before it, which took effect no earlier, so neither did `o` (an operation sent first may take effect
+    second: its window then starts there)."""
+    verdict = model.observe(ids.op_for_model(o.op), max(o.invoke, floor), ids.response_for_model(o.response),
+                            completed_at=max(o.complete, floor))
+    ids.bind_fresh(verdict.outcome, o.response)
+    return verdict
+
+
+@dataclass
+class _Frame:
+    """A branch: the state before it, and the operations still to try there."""
+
+    model: Model
+    ids: IdMap
+    done: int
+    order_length: int
+    floor: float
+    notes: int
+    untried: list[int]
+
+
+def search(ops: list[HistoryOp], start: Model, budget: int = DEFAULT_BUDGET) -> Searched:
+    """An order with the fewest early returns (each permitted, and counted against the target): none first, then
+    one, ... (`NOTES_TRIED`), then any number. An order that needs none must not be charged one because the
+    search met another order first."""
+    judged = 0
+    for allowed in NOTES_TRIED:
+        found = search_with(ops, start, budget - judged, allowed)
+        judged += found.judged
+        found.judged = judged
+        if found.status != "none":
+            return found
+    return found
+
+
+def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: float) -> Searched:
+    """An order in which at most `notes_allowed` steps are early returns."""
+    n = len(ops)
+    notes = 0
+    model, ids, done, order, floor = start.fork(), IdMap(), 0, [], float("-inf")  # done: a bit per position
+    stack: list[_Frame] = []
+    seen: set = set()
+    judged = 0
+    deepest: tuple[int, list[int], int | None, Verdict | None] = (-1, [], None, None)
+    chosen: int | None = None  # an operation taken from a frame, to judge next
+    while True:
+        if chosen is None:
+            if len(order) == n:
+                return Searched("ordered", order, judged=judged)
+            candidates = _next(ops, done)
+            chosen = candidates[0]
+            if len(candidates) > 1:
+                stack.append(_Frame(model.fork(), ids.copy(), done, len(order), floor, notes, candidates[1:]))
+        if judged >= budget:
+            return Searched("undecided", deepest[1], judged=judged)
+        judged += 1
+        verdict = judge(model, ids, ops[chosen], floor)
+        if fits(verdict) and notes + bool(verdict.outcome.notes) <= notes_allowed:
+            done |= 1 << chosen
+            floor = max(floor, ops[chosen].invoke)
+            notes += bool(verdict.outcome.notes)
+            order.append(chosen)
+            chosen = None
+            if stack:  # only where a branch is open can a state come again
+                key = (done, notes, model.fingerprint(), ids.bindings())
+                if key not in seen:
+                    seen.add(key)
+                    continue
+            else:
+                continue
+        elif len(order) > deepest[0]:
+            deepest = (len(order), list(order), chosen, verdict)
+        # back to the latest branch with something untried
+        chosen = None
+        while stack and not stack[-1].untried:
+            stack.pop()
+        if not stack:
+            return Searched("none", deepest[1], deepest[2], deepest[3], judged)
+        frame = stack[-1]
+        chosen = frame.untried.pop(0)
+        last = not frame.untried
+        model = frame.model if last else frame.model.fork()
+        ids = frame.ids if last else frame.ids.copy()
+        done, order, floor, notes = frame.done, order[:frame.order_length], frame.floor, frame.notes
+        if last:
+            stack.pop()
+
+
+def _next(ops: list[HistoryOp], done: int) -> list[int]:
+    """The positions of the operations that may take effect next: not done, and sent before every pending
+    operation's answer came (ops are in invoke order, so the scan stops at the first sent after that)."""
+    candidates: list[int] = []
+    settled = float("inf")
+    for position, o in enumerate(ops):
+        if done >> position & 1:
+            continue
+        if o.invoke_wall > settled:
+            break
+        candidates.append(position)
+        settled = min(settled, o.settles_by)
+    return [p for p in candidates if ops[p].invoke_wall <= settled]
