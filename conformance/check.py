@@ -13,11 +13,14 @@ from typing import Any
 from collections.abc import Iterable
 
 from sqs_conformance.adapters.base import Target
+from sqs_conformance.conformance.concurrent.checker import check_history
+from sqs_conformance.conformance.concurrent.records import history_of, is_concurrent
 from sqs_conformance.conformance.redelivery import EarlyReturns
 from sqs_conformance.conformance.session import OutsideProfile, Session, Tallies
 from sqs_conformance.conformance.trace import read_trace
 from sqs_conformance.model import Divergence
 from sqs_conformance.model.profiles import PROFILES
+from sqs_conformance.model.usage import ModelUsageError
 from sqs_conformance.model.values import Operation, Response
 
 
@@ -72,13 +75,18 @@ class PlayedBack(Target):
 
 
 def check_traces(paths: Iterable[Path]) -> list[CaseCheck]:
-    """Every case of every trace replayed through a fresh model, in the order it was recorded."""
+    """Every case of every trace replayed through a fresh model, in the order it was recorded; a concurrent case
+    (`run --clients N`) judged whole by the history checker once all its lines are read."""
     results: list[CaseCheck] = []
     for path in paths:
         runs: dict[str, EarlyReturns] = {}
         cases: dict[tuple[str, int], tuple[CaseCheck, Session, PlayedBack]] = {}
+        concurrent: dict[tuple[str, int], list[dict[str, Any]]] = {}
         for record in read_trace(path):
             key = (record["run_id"], record["case"])
+            if is_concurrent(record):
+                concurrent.setdefault(key, []).append(record)
+                continue
             if key not in cases:
                 profile = record["profile"]
                 if profile not in PROFILES:
@@ -103,4 +111,21 @@ def check_traces(paths: Iterable[Path]) -> list[CaseCheck]:
             result.notes += [(record["step"], n) for n in step.verdict.outcome.notes]
             if step.ends_case:
                 result.abandoned_at = record["step"]
+        for lines in concurrent.values():
+            results.append(_check_concurrent(path, lines))
     return results
+
+
+def _check_concurrent(path: Path, lines: list[dict[str, Any]]) -> CaseCheck:
+    first = lines[0]
+    if first["profile"] not in PROFILES:
+        raise ValueError(f"{path}: unknown profile {first['profile']!r} in run {first['run_id']}")
+    try:
+        verdict = check_history(history_of(lines))
+    except ModelUsageError as error:
+        raise ValueError(f"{path}: run {first['run_id']} case {first['case']}: {error}") from None
+    result = CaseCheck(path, first["run_id"], first["case"], first["target"], first["profile"], steps=len(lines))
+    for step in verdict.steps:
+        result.divergences += [(step.op.index, d) for d in step.divergences]
+        result.notes += [(step.op.index, n) for n in step.notes]
+    return result

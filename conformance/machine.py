@@ -29,7 +29,9 @@ from sqs_conformance.conformance.trace import TraceWriter
 from sqs_conformance.conformance.translate import GARBAGE_HANDLES
 from sqs_conformance.model import Divergence
 from sqs_conformance.model.profiles import PROFILES, Profile
-from sqs_conformance.model.rules import INFLIGHT_QUOTA, RCV_INTEGRITY, RCV_OVERRIDE, RCV_REAPPEAR, VIS_CEILING
+from sqs_conformance.model.rules import (
+    FIFO_STALE_OTHER, INFLIGHT_QUOTA, RCV_EXCLUSIVE, RCV_INTEGRITY, RCV_OVERRIDE, RCV_REAPPEAR, VIS_CEILING,
+)
 from sqs_conformance.model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteEntry, DeleteMessage,
     DeleteMessageBatch, GetQueueAttributes, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage,
@@ -564,6 +566,9 @@ def run_machine(machine: type[VisibilityMachine], config: settings) -> None:
 NOT_GENERATED = {
     INFLIGHT_QUOTA: "needs about 120,000 messages in flight",
     RCV_INTEGRITY: "judged on every returned message; it has no outcome of its own to aim at",
+    # Rules among consumers: a single client's case has one consumer (run --clients N decides them)
+    RCV_EXCLUSIVE: "needs two consumers: run --clients N",
+    FIFO_STALE_OTHER: "needs two consumers: run --clients N",
 }
 
 

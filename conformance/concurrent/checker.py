@@ -6,7 +6,7 @@ that another consumer's receipt kept a message from.
 A part with no consistent order fails at the operation that fit nowhere next in the deepest order the search
 reached, with the rule the model names there. A part whose search spent its budget is undecided: its steps are
 `unordered`, never divergent. Early returns (a standard queue's permitted, counted redeliveries) are counted in
-the order found, by the same policy as every other run (`redelivery.py`).
+the order found, by the same policy as a single case of every other run (`redelivery.py`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.concurrent.parts import Decomposed, Part, decompose
 from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, fits, judge, search
-from sqs_conformance.conformance.redelivery import CaseEarlyReturns
+from sqs_conformance.conformance.redelivery import EarlyReturns
 from sqs_conformance.conformance.translate import IdMap, handles_named
 from sqs_conformance.model import Divergence, Model
 from sqs_conformance.model.consumers import among_consumers, held_by_another
@@ -84,9 +84,11 @@ class HistoryVerdict:
         return found
 
 
-def check_history(history: History, early: CaseEarlyReturns | None = None,
-                  budget: int = DEFAULT_BUDGET) -> HistoryVerdict:
-    """`history` (operations numbered in invoke order, `History.in_order`) judged against the model."""
+def check_history(history: History, budget: int = DEFAULT_BUDGET) -> HistoryVerdict:
+    """`history` (operations numbered in invoke order, `History.in_order`) judged against the model. Its early
+    returns are counted within it alone (a history is one case: two of one rule are not rare), so that a run,
+    `check` and `confirm` judge it alike whatever came before."""
+    early = EarlyReturns().case()
     # Windows on every clock: on a virtual one another client's long poll may move the clock between an operation's
     # invoke and its effect, so it too took effect somewhere in [invoke, complete].
     timing = Timing(windowed=True, tolerance=history.tolerance)
@@ -111,7 +113,7 @@ def check_history(history: History, early: CaseEarlyReturns | None = None,
             o = part.ops[position]
             verdict, judged = replay.step(o)
             notes = list(judged.outcome.notes)
-            not_rare = early.divergences(judged) if early is not None else []
+            not_rare = early.divergences(judged)
             repeated += [(o, d, part) for d in not_rare]
             steps[o.index].add(StepVerdict.DIVERGENCE if not_rare else StepVerdict.NOTE if notes else
                                StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK,

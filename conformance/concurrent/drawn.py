@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from sqs_conformance.adapters.base import TargetError
 from sqs_conformance.conformance.concurrent.checker import HistoryVerdict, check_history
-from sqs_conformance.conformance.redelivery import EarlyReturns
 from sqs_conformance.conformance.concurrent.history import History
 from sqs_conformance.conformance.hypothesis_hooks import shrinking_at_most
 
@@ -56,8 +55,8 @@ class _Shown(Exception):
 
 def drawn_cases(play: Callable[[HypothesisDraw], History], count: int, seed: int, budget: int,
                 seen: Callable[[History, HistoryVerdict], None]) -> list[tuple[str, History, HistoryVerdict]]:
-    """Up to `count` cases, each `play`ed with Hypothesis' draws and judged; `seen` gets every case played. The
-    shrunk case of each rule broken, in the order found."""
+    """Up to `count` cases, each `play`ed with Hypothesis' draws and judged; `seen` gets every case generated (not
+    the replays of its shrinking). The shrunk case of each rule broken, in the order found."""
     found: list[tuple[str, History, HistoryVerdict]] = []
     known: set[str] = set()
     played = 0
@@ -65,19 +64,20 @@ def drawn_cases(play: Callable[[HypothesisDraw], History], count: int, seed: int
     while played < count:
 
         @settings(max_examples=count - played, database=None, deadline=None, phases=(Phase.generate, Phase.shrink),
-                  suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+                  suppress_health_check=list(HealthCheck), report_multiple_bugs=False, verbosity=Verbosity.quiet)
         @hypothesis_seed(seed + len(found))
         @given(st.data())
         def case(data: st.DataObject) -> None:
             nonlocal played
-            played += 1
+            shrinking = bool(last)  # Hypothesis stops generating at a search's first failure, then shrinks it
+            played += not shrinking
             try:
                 history = play(HypothesisDraw(data))
             except TargetError as error:
                 raise _Stopped(error) from None
-            # Early returns counted per case: a case's verdict must not hang on the cases drawn before it
-            verdict = check_history(history, EarlyReturns().case(), budget)
-            seen(history, verdict)
+            verdict = check_history(history, budget)
+            if not shrinking:  # a shrinking step replays a variant of a case already seen
+                seen(history, verdict)
             new = sorted(set(verdict.rules_diverging()) - known)
             if new:
                 last[new[0]] = (history, verdict)
@@ -91,6 +91,7 @@ def drawn_cases(play: Callable[[HypothesisDraw], History], count: int, seed: int
             raise stopped.error from None
         except _Shown as shown:
             history, verdict = last[shown.rule]
+            last.clear()
             found.append((shown.rule, history, verdict))
             known.add(shown.rule)
     return found

@@ -11,9 +11,10 @@ order bind them), but groups are. So a part is one message (standard) or one gro
   (their parts merged).
 
 What this gives up, and why it stays sound: an empty answer, or a message left out of an answer, is judged in no
-message's part (only in the queue's own, where no message is), and GetQueueAttributes and peeks, which read every
-message together, are judged nowhere. Leaving a constraint out only ever permits more: the checker can miss a
-violation there, never report a false one. docs/guide/concurrency.md lists these.
+message's part (only in the queue's own, where no message is); GetQueueAttributes and peeks, which read every
+message together, are judged nowhere; a queue where a receive's answer was lost and a later operation names a handle
+no answer gave is judged only up to that receive. Leaving a constraint out only ever permits more: the checker can
+miss a violation there, never report a false one. docs/guide/concurrency.md lists these.
 """
 
 from __future__ import annotations
@@ -90,11 +91,15 @@ def decompose(history: History) -> Decomposed:
         # sent (its part, without a send, shows that)
         return f"messages of lost sends to {queue}" if queue in lost_sends else f"message {message_id}"
 
+    blind_from = _blind_from(history, message_of)
     keys = _Keys()
     routed: list[tuple[HistoryOp, str | None]] = []  # None: every part
     unjudged: list[HistoryOp] = []
     for o in history.ops:
         queue = getattr(o.op, "queue", "")
+        if o.invoke_wall >= blind_from.get(queue, float("inf")):
+            unjudged.append(o)
+            continue
         if isinstance(o.op, WHOLE_QUEUE) or (isinstance(o.op, ReceiveMessage) and isinstance(o.response, Unknown)):
             routed.append((o, None))
         elif isinstance(o.op, READ_TOGETHER):
@@ -127,6 +132,19 @@ def decompose(history: History) -> Decomposed:
         else:
             parts[QUEUE_OWN if part_key == QUEUE_OWN else keys.find(part_key)].ops.append(o)
     return Decomposed(list(parts.values()), unjudged)
+
+
+def _blind_from(history: History, message_of: dict[str, str]) -> dict[str, float]:
+    """Per queue, where the checker goes blind: a receive whose answer was lost, where some operation names a
+    handle no answer gave (the lost answer's, as like as not: its message may have been deleted or changed by
+    it, unseen). Everything on that queue from that receive on is judged nowhere."""
+    lost: dict[str, float] = {}
+    for o in history.ops:
+        if isinstance(o.op, ReceiveMessage) and isinstance(o.response, Unknown):
+            lost.setdefault(o.op.queue, o.invoke_wall)
+    blind = {o.op.queue for o in history.ops if getattr(o.op, "queue", None) in lost
+             and any(h not in message_of for h in handles_named(o.op))}
+    return {queue: at for queue, at in lost.items() if queue in blind}
 
 
 def _cut(o: HistoryOp, part_key: str, key_of_message) -> HistoryOp:

@@ -23,7 +23,6 @@ from sqs_conformance.conformance.concurrent.records import records
 from sqs_conformance.conformance.concurrent.shrink import smallest
 from sqs_conformance.conformance.concurrent.drawn import HypothesisDraw, drawn_cases
 from sqs_conformance.conformance.concurrent.workload import REAL, VIRTUAL, Draw, RandomDraw, Workload, draw_workload
-from sqs_conformance.conformance.redelivery import EarlyReturns
 from sqs_conformance.conformance.session import RuleTally, stop_if_due
 from sqs_conformance.conformance.trace import TraceWriter
 from sqs_conformance.model.verdicts import RuleVerdict, StepVerdict, rule_verdict
@@ -81,7 +80,6 @@ def run_concurrent(target: Target, profile: str, options: ConcurrentOptions = Co
     seed = options.seed if options.seed is not None else random.randrange(2 ** 32)
     result = ConcurrentResult(uuid.uuid4().hex[:12], target.name, profile, options.clients, seed)
     deadline = None if options.budget is None else time.monotonic() + options.budget
-    early = EarlyReturns()
     virtual = target.clock.kind == "virtual"
     drawn = 0 if not virtual or options.mode == "threads" else \
         options.cases if options.mode == "drawn" else options.cases // 2
@@ -101,7 +99,7 @@ def run_concurrent(target: Target, profile: str, options: ConcurrentOptions = Co
         for case in range(options.cases - drawn):
             stop_if_due(deadline)
             history = _threads_case(target, profile, options, RandomDraw(seed * 7919 + case), deadline)
-            verdict = check_history(history, early.case(), options.search_budget)
+            verdict = check_history(history, options.search_budget)
             seen(history, verdict)
             _keep_findings(result, history, verdict, result.cases - 1)
         if drawn:
@@ -150,7 +148,7 @@ def _keep_findings(result: ConcurrentResult, history: History, verdict: HistoryV
         known = result.findings.get(divergence.rule)
         if known is not None and known.size <= 4:
             continue  # nothing much shorter is likely: the shrinking is the costly part
-        reduced = smallest(history, ops, last, divergence.rule)
+        reduced = smallest(history, ops, last, divergence)
         if known is None or len(reduced.ops) < known.size:
             result.findings[divergence.rule] = ConcurrentFinding(divergence.rule, divergence, reduced, case,
                                                                  len(history.ops))

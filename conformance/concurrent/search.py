@@ -4,7 +4,8 @@ A depth-first search in the manner of Wing and Gong's, as Porcupine and Knossos 
 take effect next: those sent before every pending operation's answer came back (`HistoryOp.precedes`). Where only
 one may, nothing is copied: most of a history is a single line. At a branch the model and the id map are copied once,
 and a state reached twice (the same operations done, the same model and ids) is not searched again. The search
-costs at most `budget` judged steps; past it the part is undecided, never failed.
+costs at most `budget` judged steps; past it the part is undecided, never failed. So is a part with an answer
+lost where the model cannot follow blind (a send's: it cannot tell which message, if any, the queue now holds).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sqs_conformance.conformance.concurrent.history import HistoryOp
 from sqs_conformance.conformance.translate import IdMap
 from sqs_conformance.model import Model
 from sqs_conformance.model.outcomes import Verdict
+from sqs_conformance.model.values import Unknown
 
 DEFAULT_BUDGET = 20_000  # judged steps per part
 NOTES_TRIED = (0, 1, 2, float("inf"))  # early returns an order may hold, tried in turn
@@ -100,6 +102,9 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
             return Searched("undecided", deepest[1], judged=judged)
         judged += 1
         verdict = judge(model, ids, ops[chosen], floor)
+        if not verdict.consistent and isinstance(ops[chosen].response, Unknown):
+            # an answer lost where the model cannot follow blind (a send: which message, if any?), in any order
+            return Searched("undecided", order, judged=judged)
         if fits(verdict) and notes + bool(verdict.outcome.notes) <= notes_allowed:
             done |= 1 << chosen
             floor = max(floor, ops[chosen].invoke)

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import secrets
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,6 +179,9 @@ class PostgresQueue(Target):
         if not url:
             self._server = start_postgres()
             url = self._server.url
+        self._url = url
+        self._owner: PostgresQueue | None = None  # set on a shared connection: the target that owns the schema
+        self._clock_lock = threading.Lock()  # one per owner, shared by its connections: see _advance_clock
         try:
             self.conn = psycopg.connect(url, autocommit=True)
         except psycopg.Error as error:
@@ -197,12 +201,43 @@ class PostgresQueue(Target):
         return str(self.conn.info.server_version)
 
     def reset(self) -> None:
-        self.conn.execute("TRUNCATE receipts, messages, queues RESTART IDENTITY")
+        """Forget every queue. On a shared connection it does nothing: only the owner resets the schema."""
+        if self._owner is None:
+            self.conn.execute("TRUNCATE receipts, messages, queues RESTART IDENTITY")
+
+    def shared_connection(self) -> PostgresQueue:
+        """Another client of these very queues, of this target's class (a variant's connections carry its race):
+        a psycopg connection of its own to the same database, on the same schema, with the connection's isolation
+        level, and the same clock object (which `reset()` never replaces). Every other piece of state is in the
+        database, so nothing else needs sharing. Each thread uses its own connection. Its `close()` closes its
+        connection only (never the schema or the server); its `reset()` does nothing."""
+        owner = self._owner or self
+        other = object.__new__(type(self))
+        other.__dict__.update(owner.__dict__)
+        other._owner = owner
+        other._server = None
+        other._closed = False
+        try:
+            other.conn = psycopg.connect(owner._url, autocommit=True)
+        except psycopg.Error as error:
+            raise TargetError(f"cannot connect to PostgreSQL: {str(error).strip().splitlines()[0]}") from None
+        other.conn.isolation_level = owner.conn.isolation_level  # a variant may have set its own
+        other.conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(owner.schema)))
+        return other
+
+    def _advance_clock(self, t: float) -> None:
+        """A long poll moves the shared clock on. VirtualClock.advance_to reads, then writes: two connections'
+        advances interleaved there could move it back, so the owner's connections take turns."""
+        with self._clock_lock:
+            self.clock.advance_to(t)
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if self._owner is not None:  # a shared connection owns nothing but its connection
+            self.conn.close()
+            return
         try:
             if self._server is None:
                 self.conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(self.schema)))
@@ -453,9 +488,9 @@ class PostgresQueue(Target):
                 "WHERE m.queue_id = %s AND m.visible_at > %s AND m.visible_at <= %s AND m.sent_at + q.retention > %s",
                 (queue.id, now, give_up, now)).fetchone()
             if due is None or due[0] is None:
-                self.clock.advance_to(give_up)
+                self._advance_clock(give_up)
                 break
-            self.clock.advance_to(due[0])
+            self._advance_clock(due[0])
         return ReceiveOk(tuple(
             ReceivedMessage(message_id, body, handle, receive_count, round(first_received_at * 1000))
             for message_id, body, handle, receive_count, first_received_at in rows))

@@ -1,0 +1,120 @@
+"""The history checker on hand-made histories: ones that MUST be flagged (naming the rule among consumers) and ones
+that must NOT (an order exists that explains every answer, or an answer was lost)."""
+
+from dataclasses import replace
+
+import pytest
+
+from sqs_conformance.conformance.concurrent.checker import check_history
+from sqs_conformance.conformance.concurrent.parts import decompose
+from sqs_conformance.model.values import (
+    ChangeMessageVisibility, ChangeOk, DeleteMessage, Ok, ReceiveMessage, ReceiveOk, Unknown,
+)
+from tests.concurrent.histories import Story
+
+
+def violated(history) -> set[str]:
+    verdict = check_history(history)
+    return set(verdict.rules_diverging())
+
+
+# --- MUST be flagged -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", ["sqs-standard", "sqs-fifo"])
+def test_two_consumers_given_one_message_at_once_is_rcv_exclusive(profile):
+    # both receives overlap: in either order the second returns a message the first hid for 30 s, and the counts
+    # (both 1) say it was no redelivery either
+    history = (Story(profile).send(0, "m1", 0, 1.0, 1.1)
+               .received(0, [("m1", "h1", 1)], 0, 2.0, 2.2).received(1, [("m1", "h2", 1)], 0, 2.1, 2.3).done())
+    assert violated(history) == {"RCV-EXCLUSIVE"}
+
+
+def test_a_redelivery_inside_the_timeout_is_counted_once_and_flagged_when_repeated():
+    once = (Story().send(0, "m1", 0, 1.0, 1.1).received(0, [("m1", "h1", 1)], 0, 2.0, 2.1)
+            .received(1, [("m1", "h2", 2)], 5, 3.0, 3.1))
+    verdict = check_history(once.history.in_order())
+    assert verdict.conforms and [n.rule for s in verdict.steps for n in s.notes] == ["RCV-EXCLUSIVE"]
+    twice = once.received(0, [("m1", "h3", 3)], 6, 4.0, 4.1).done()
+    assert violated(twice) == {"RCV-EXCLUSIVE"}
+
+
+def test_an_expired_fifo_handle_deleting_the_message_another_consumer_holds_is_fifo_stale_other():
+    history = (Story("sqs-fifo", timeout=5).send(0, "m1", 0, 1.0, 1.1)
+               .received(0, [("m1", "h1", 1)], 0, 2.0, 2.1)
+               .received(1, [("m1", "h2", 2)], 6, 3.0, 3.1)
+               .do(0, DeleteMessage("q.fifo", "h1"), Ok(), 7, 4.0, 4.1)
+               .received(1, [], 8, 5.0, 5.1).done())
+    assert violated(history) == {"FIFO-STALE-OTHER"}
+
+
+def test_a_group_handed_to_a_second_consumer_while_the_first_holds_it_is_flagged():
+    history = (Story("sqs-fifo").send(0, "m1", 0, 1.0, 1.1).send(0, "m2", 0, 1.2, 1.3)
+               .received(0, [("m1", "h1", 1)], 0, 2.0, 2.1, max_messages=1)
+               .received(1, [("m2", "h2", 1)], 0, 3.0, 3.1, max_messages=1).done())
+    assert violated(history) == {"FIFO-GROUP-LOCK"}
+
+
+# --- must NOT be flagged --------------------------------------------------------------------------------------------
+
+def test_a_redelivery_explained_by_an_overlapping_change_to_zero_is_no_early_return():
+    # client 1's receive overlaps client 0's change to 0: the change may have come first, so nothing is early
+    history = (Story().send(0, "m1", 0, 1.0, 1.1).received(0, [("m1", "h1", 1)], 0, 2.0, 2.1)
+               .do(0, ChangeMessageVisibility("q", "h1", 0), ChangeOk(), 4, 3.05, 3.15)
+               .received(1, [("m1", "h2", 2)], 4, 3.0, 3.2).done())
+    verdict = check_history(history)
+    assert verdict.conforms and not [n for s in verdict.steps for n in s.notes]
+
+
+def test_a_receive_of_a_message_whose_send_overlaps_it_is_permitted():
+    history = Story().send(0, "m1", 0, 1.0, 1.3).received(1, [("m1", "h1", 1)], 0, 1.1, 1.2).done()
+    assert check_history(history).conforms
+
+
+def test_a_receive_overlapping_the_delete_of_the_message_is_permitted():
+    history = (Story(timeout=0).send(0, "m1", 0, 1.0, 1.1).received(0, [("m1", "h1", 1)], 0, 2.0, 2.1)
+               .do(0, DeleteMessage("q", "h1"), Ok(), 0, 3.0, 3.3)
+               .received(1, [("m1", "h2", 2)], 0, 3.1, 3.2).done())
+    assert check_history(history).conforms
+
+
+def test_the_same_receive_after_the_delete_surely_took_effect_is_flagged():
+    history = (Story(timeout=0).send(0, "m1", 0, 1.0, 1.1).received(0, [("m1", "h1", 1)], 0, 2.0, 2.1)
+               .do(0, DeleteMessage("q", "h1"), Ok(), 0, 3.0, 3.05)
+               .received(1, [("m1", "h2", 2)], 0, 3.1, 3.2).done())
+    assert violated(history) == {"DEL-REMOVES"}
+
+
+def test_a_lost_receive_answer_leaves_both_worlds_open():
+    # client 0's receive got no answer: it may have hidden m1 or not, so client 1 receiving it is no violation,
+    # and neither is client 1 finding nothing
+    for answer in ([("m1", "h2", 1)], []):
+        story = Story().send(0, "m1", 0, 1.0, 1.1).do(0, ReceiveMessage("q"), Unknown("timeout"), 0, 2.0, 2.1)
+        assert check_history(story.received(1, answer, 0, 3.0, 3.1).done()).conforms
+
+
+def test_a_search_out_of_budget_is_undecided_never_a_violation():
+    history = (Story("sqs-fifo").send(0, "m1", 0, 1.0, 1.1)
+               .received(0, [("m1", "h1", 1)], 0, 2.0, 2.2).received(1, [("m1", "h2", 1)], 0, 2.1, 2.3).done())
+    verdict = check_history(history, budget=2)
+    assert verdict.conforms and verdict.undecided
+
+
+def test_parts_are_per_message_on_standard_and_per_group_on_fifo():
+    standard = Story().send(0, "m1", 0, 1, 1.1).send(1, "m2", 0, 1, 1.1).received(
+        0, [("m1", "h1", 1), ("m2", "h2", 1)], 0, 2, 2.1).done()
+    assert sorted(p.key for p in decompose(standard).parts) == ["message m1", "message m2", "the queue itself"]
+    fifo = Story("sqs-fifo").send(0, "m1", 0, 1, 1.1, group="a").send(1, "m2", 0, 1, 1.1, group="a").send(
+        1, "m3", 0, 1, 1.1, group="b").done()
+    assert sorted(p.key for p in decompose(fifo).parts) == ["group a of q.fifo", "group b of q.fifo",
+                                                            "the queue itself"]
+    # a receive that returned messages of two parts is cut: each part judges the message it follows
+    cut = [o for p in decompose(standard).parts for o in p.ops if isinstance(o.response, ReceiveOk)]
+    assert sorted(len(o.response.messages) for o in cut) == [1, 1]
+
+
+def test_every_single_answer_lost_in_a_conforming_history_stays_conforming(model_history):
+    history = model_history
+    assert check_history(history).conforms
+    for o in history.ops[1:]:  # each answer lost alone
+        lost = history.of([replace(x, response=Unknown("lost")) if x is o else x for x in history.ops])
+        assert check_history(lost).conforms, o
