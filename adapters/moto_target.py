@@ -100,21 +100,21 @@ class MotoTarget(SqsApiTarget):
         self._original_receive = backend_class.receive_message
         self._original_wait = queue_class.wait_for_messages
         clock = self.clock
-        poll_end: dict[str, float] = {}
-        looked: dict[str, tuple[int, int]] = {}  # the queue as the poll's previous look left it
+        # Per thread: concurrent clients (`shared_connection`) each wait in a poll of their own
+        poll = threading.local()  # .end: when the poll's wait ends; .looked: the queue as its previous look left it
 
         def receive_message(backend, queue_name, count, wait_seconds_timeout, *args, **kwargs):
-            poll_end["t"] = clock.now() + (wait_seconds_timeout or 0)
-            looked["queue"] = _as_left(backend.get_queue(queue_name))
+            poll.end = clock.now() + (wait_seconds_timeout or 0)
+            poll.looked = _as_left(backend.get_queue(queue_name))
             return self._original_receive(backend, queue_name, count, wait_seconds_timeout, *args, **kwargs)
 
         def wait_for_messages(queue, timeout):
-            before, looked["queue"] = looked.get("queue"), _as_left(queue)
-            if looked["queue"] != before and queue.messages:
+            before, poll.looked = getattr(poll, "looked", None), _as_left(queue)
+            if poll.looked != before and queue.messages:
                 return  # its look changed the queue, and some message is visible: moto looks again at once
             now_ms = clock.now() * 1000 + EPOCH.timestamp() * 1000
             upcoming = [t for m in queue._messages for t in (m.visible_at, m.delayed_until) if t and t >= now_ms]
-            end = poll_end.get("t", clock.now()) + _POLL_SLACK
+            end = getattr(poll, "end", clock.now()) + _POLL_SLACK
             if upcoming:
                 # moto's 'visible' is strictly after visible_at: step a millisecond past the next event
                 end = min(end, (min(upcoming) + 1) / 1000 - EPOCH.timestamp())

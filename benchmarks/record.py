@@ -38,6 +38,7 @@ BENCHMARKS: dict[str, str] = {
     "realtime": "python3 -m benchmarks.realtime",
     "search": "python3 -m benchmarks.search",
     "mutants": "python3 -m benchmarks.mutants --design sqliteq",
+    "races": "python3 -m benchmarks.races",
     "pipeline": "python3 -m benchmarks.pipeline",
     "class_path": "python3 -m benchmarks.class_path",
 }

@@ -67,7 +67,8 @@ class Violation:
 class HistoryVerdict:
     steps: list[StepJudgement]
     violations: list[Violation]  # no consistent order
-    repeated: list[tuple[HistoryOp, Divergence, Part]]  # early returns that are not rare
+    # early returns that are not rare: where the count was crossed, and the parts of the early returns counted
+    repeated: list[tuple[HistoryOp, Divergence, list[Part]]]
     undecided: list[Part]  # the search's budget ran out
     decomposed: Decomposed
 
@@ -98,7 +99,8 @@ def check_history(history: History, budget: int = DEFAULT_BUDGET) -> HistoryVerd
     for o in decomposed.unjudged:
         steps[o.index].add(StepVerdict.UNORDERED)
     violations: list[Violation] = []
-    repeated: list[tuple[HistoryOp, Divergence, Part]] = []
+    repeated: list[tuple[HistoryOp, Divergence, list[Part]]] = []
+    noted: dict[str, list[Part]] = {}  # per rule, the parts its early returns were in, in the order counted
     undecided: list[Part] = []
     held: list[_Held] = []
     for part in decomposed.parts:
@@ -113,8 +115,12 @@ def check_history(history: History, budget: int = DEFAULT_BUDGET) -> HistoryVerd
             o = part.ops[position]
             verdict, judged = replay.step(o)
             notes = list(judged.outcome.notes)
+            for note in notes:
+                noted.setdefault(note.rule, [])
+                if part not in noted[note.rule]:
+                    noted[note.rule].append(part)
             not_rare = early.divergences(judged)
-            repeated += [(o, d, part) for d in not_rare]
+            repeated += [(o, d, list(noted.get(d.rule, [part]))) for d in not_rare]
             steps[o.index].add(StepVerdict.DIVERGENCE if not_rare else StepVerdict.NOTE if notes else
                                StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK,
                                judged.outcome.rules, judged.decisive, not_rare, notes)

@@ -23,6 +23,7 @@ from sqs_conformance.model.values import (
     SendMessage,
 )
 
+STAMP_STEP = 1e-6  # seconds between two stamps at the least
 HELD_AT_MOST = 6  # receipts a client remembers (its latest)
 ROUND_TIMEOUT = 120.0  # seconds a client waits for the others at the end of a round (a long poll lasts 20 s)
 
@@ -41,16 +42,18 @@ class Client:
     held: list[str] = field(default_factory=list)
     sent: int = 0
 
-    def operation(self, action: Action) -> Operation | None:
-        """The action as this client can do it now: None for a change or delete while it holds no receipt."""
+    def operation(self, action: Action, round_: int = 0) -> Operation | None:
+        """The action as this client can do it now in round `round_`: None for a change or delete while it holds
+        no receipt."""
         queue = queue_name(self.fifo)
+        shared = None if action.shared is None else f"r{round_}-{action.shared}"
         if action.kind == "send":
             self.sent += 1
-            tag = f"c{self.number}-{self.sent}"
+            tag = f"shared-{shared}" if shared else f"c{self.number}-{self.sent}"
             return SendMessage(queue, tag, group_id=action.group, dedup_id=tag if self.fifo else None)
         if action.kind == "receive":
             return ReceiveMessage(queue, max_messages=action.number, visibility_timeout=action.timeout,
-                                  wait_time_seconds=action.wait or None)
+                                  wait_time_seconds=action.wait or None, attempt_id=shared and f"attempt-{shared}")
         if action.kind in ("change", "delete"):
             if not self.held:
                 return None
@@ -76,14 +79,24 @@ class Recorder:
         self.history = History(profile, self.clock.kind, first.tolerance, clients)
         self.deadline = deadline
         self.round = 0
-        self._lock = threading.Lock()
+        self._history_lock = threading.Lock()
+        self._stamps = threading.Lock()
+        self._last_stamp = 0.0
+
+    def _stamp(self) -> float:
+        """The real time, each stamp later than every one before: two taken closer than the float's resolution
+        (a quarter of a microsecond, this far from 1970) must not look simultaneous, or an operation answered
+        before another was sent would seem to overlap it."""
+        with self._stamps:
+            self._last_stamp = max(wall_clock(), self._last_stamp + STAMP_STEP)
+            return self._last_stamp
 
     def send(self, client: Client, op: Operation) -> Response:
         stop_if_due(self.deadline)
-        invoke, invoke_wall = self.clock.now() - self.origin, wall_clock()
+        invoke, invoke_wall = self.clock.now() - self.origin, self._stamp()
         response = rebased(client.connection.execute(op), self.origin)  # its timestamps from the case's start
-        complete, complete_wall = self.clock.now() - self.origin, wall_clock()
-        with self._lock:
+        complete, complete_wall = self.clock.now() - self.origin, self._stamp()
+        with self._history_lock:
             self.history.add(client.number, op, response, invoke, complete, invoke_wall, complete_wall, self.round)
         client.answered(response)
         return response
@@ -114,9 +127,9 @@ def threads(connections: list[Target], profile: str, workload: Workload, deadlin
 
     def play(client: Client) -> None:
         try:
-            for round_ in workload.rounds:
+            for number, round_ in enumerate(workload.rounds, 1):
                 for action in round_.actions[client.number]:
-                    op = client.operation(action)
+                    op = client.operation(action, number)
                     if op is not None:
                         recorder.send(client, op)
                 barrier.wait(ROUND_TIMEOUT)
@@ -141,7 +154,7 @@ def interleaved(connections: list[Target], profile: str, workload: Workload, dra
         while any(pending):
             ready = [c for c in clients if pending[c.number]]
             client = ready[draw.integer(0, len(ready) - 1)]
-            op = client.operation(pending[client.number].pop(0))
+            op = client.operation(pending[client.number].pop(0), recorder.round)
             if op is not None:
                 recorder.send(client, op)
         recorder.clock.advance(round_.advance)

@@ -12,19 +12,21 @@ import random
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqs_conformance.adapters.base import Target
 from sqs_conformance.conformance.concurrent.checker import DEFAULT_BUDGET, HistoryVerdict, check_history
 from sqs_conformance.conformance.concurrent.clients import clients_of, close_shared, interleaved, threads
 from sqs_conformance.conformance.concurrent.finding import ConcurrentFinding
-from sqs_conformance.conformance.concurrent.history import History
+from sqs_conformance.conformance.concurrent.history import History, HistoryOp
+from sqs_conformance.conformance.concurrent.parts import Part
 from sqs_conformance.conformance.concurrent.records import records
 from sqs_conformance.conformance.concurrent.shrink import smallest
 from sqs_conformance.conformance.concurrent.drawn import HypothesisDraw, drawn_cases
 from sqs_conformance.conformance.concurrent.workload import REAL, VIRTUAL, Draw, RandomDraw, Workload, draw_workload
 from sqs_conformance.conformance.session import RuleTally, stop_if_due
 from sqs_conformance.conformance.trace import TraceWriter
+from sqs_conformance.model.values import ReceiveOk
 from sqs_conformance.model.verdicts import RuleVerdict, StepVerdict, rule_verdict
 
 MODES = ("auto", "threads", "drawn")
@@ -143,7 +145,7 @@ def _drawn_case(target: Target, profile: str, options: ConcurrentOptions, draw: 
 def _keep_findings(result: ConcurrentResult, history: History, verdict: HistoryVerdict, case: int) -> None:
     """Each rule broken, reduced to its shortest history; the shortest of the run's is kept."""
     shown = [(v.part.ops, v.op, v.divergence) for v in verdict.violations]
-    shown += [(part.ops, op, d) for op, d, part in verdict.repeated]
+    shown += [(_together(parts), op, d) for op, d, parts in verdict.repeated]
     for ops, last, divergence in shown:
         known = result.findings.get(divergence.rule)
         if known is not None and known.size <= 4:
@@ -152,3 +154,17 @@ def _keep_findings(result: ConcurrentResult, history: History, verdict: HistoryV
         if known is None or len(reduced.ops) < known.size:
             result.findings[divergence.rule] = ConcurrentFinding(divergence.rule, divergence, reduced, case,
                                                                  len(history.ops))
+
+
+def _together(parts: list[Part]) -> list[HistoryOp]:
+    """The operations of several parts (each early return of a count may be in a part of its own), in history
+    order, those every part shares (the queue's creation) once."""
+    ops: dict[int, HistoryOp] = {}
+    for part in parts:
+        for o in part.ops:
+            known = ops.get(o.index)
+            if known is not None and isinstance(known.response, ReceiveOk) and known is not o:
+                # one receive, cut in two parts: its messages of both again, in the order it returned them
+                o = replace(o, response=ReceiveOk(known.response.messages + o.response.messages))  # type: ignore
+            ops[o.index] = o
+    return [ops[i] for i in sorted(ops)]

@@ -71,13 +71,19 @@ def search(ops: list[HistoryOp], start: Model, budget: int = DEFAULT_BUDGET) -> 
     one, ... (`NOTES_TRIED`), then any number. An order that needs none must not be charged one because the
     search met another order first."""
     judged = 0
+    failed: list[Searched] = []
     for allowed in NOTES_TRIED:
         found = search_with(ops, start, budget - judged, allowed)
         judged += found.judged
         found.judged = judged
         if found.status != "none":
             return found
-    return found
+        failed.append(found)
+    # No order at all: the deepest the search reached, with the fewest early returns on the way there (the first
+    # pass to reach that deep), so that a failure later in the part does not charge early returns to its start
+    deepest = max(failed, key=lambda f: len(f.order))
+    deepest.judged = judged
+    return deepest
 
 
 def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: float) -> Searched:

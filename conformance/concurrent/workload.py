@@ -46,7 +46,8 @@ class Pace:
     purges: bool  # a purge now and then (on a real service one stops purges for 60 s)
 
 
-VIRTUAL = Pace("virtual", 30, (None, None, 5, 60), (0, 10, 30, 45), (0.0, 0.0, 4.0, 20.0, 31.0, 61.0), (0,), True)
+VIRTUAL = Pace("virtual", 30, (None, None, 5, 60), (0, 10, 30, 45), (0.0, 0.0, 4.0, 20.0, 31.0, 61.0), (0, 0, 0, 3),
+               True)
 REAL = Pace("real", 3, (None, None, 2, 4), (0, 2, 4), (0.0, 0.0, 0.4, 1.5, 3.2), (0, 0, 1), False)
 
 
@@ -58,6 +59,9 @@ class Action:
     wait: int = 0  # receive: WaitTimeSeconds
     slot: int = 0  # change, delete: which receipt the client holds (counted from its latest)
     group: str | None = None  # send on FIFO
+    # FIFO: a deduplication id (send) or receive attempt id that every client drawing the same `shared` uses in a
+    # round: a send and its retry, or a receive and its retry, racing (None: the client's own)
+    shared: int | None = None
 
 
 @dataclass(frozen=True)
@@ -90,12 +94,18 @@ def draw_workload(draw: Draw, clients: int, rounds: int, fifo: bool, pace: Pace,
 
 
 def _action(draw: Draw, fifo: bool, pace: Pace) -> Action:
-    kind = draw.choice(KINDS + (("purge",) if pace.purges and draw.integer(0, 40) == 0 else ()))
+    kind = draw.choice(KINDS + (("purge",) if pace.purges and draw.integer(0, 15) == 0 else ()))
     if kind == "receive":
-        return Action("receive", draw.integer(1, 3), draw.choice(pace.receive_timeouts), draw.choice(pace.waits))
+        return Action("receive", draw.integer(1, 3), draw.choice(pace.receive_timeouts), draw.choice(pace.waits),
+                      shared=_shared(draw, fifo))
     if kind in ("change", "delete"):
         return Action(kind, timeout=draw.choice(pace.change_timeouts) if kind == "change" else None,
                       slot=draw.integer(0, 2))
     if kind == "send":
-        return Action("send", group=draw.choice(GROUPS) if fifo else None)
+        return Action("send", group=draw.choice(GROUPS) if fifo else None, shared=_shared(draw, fifo))
     return Action(kind)
+
+
+def _shared(draw: Draw, fifo: bool) -> int | None:
+    """Now and then, on FIFO, an id two clients of a round may both use."""
+    return draw.choice((0, 1)) if fifo and draw.integer(0, 4) == 0 else None

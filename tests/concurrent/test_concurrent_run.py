@@ -34,14 +34,16 @@ def test_a_drawn_interleaving_finds_a_fault_among_consumers_and_shrinks_it(profi
                          Console(file=open("/dev/null", "w")))
     assert "RCV-EXCLUSIVE" in result.findings
     finding = result.findings["RCV-EXCLUSIVE"]
-    assert finding.size <= 6 and len({o.client for o in finding.history.ops}) >= 2
+    # a case of some 60 operations shown in a handful: a replay keeps each retry's first try, each handle's receive
+    assert finding.size <= 8 and len({o.client for o in finding.history.ops}) >= 2
     text = timeline(finding)
     assert "client" in text and "✗" in text or "(counted)" in text
     folder = tmp_path / "concurrent" / "RCV-EXCLUSIVE"
     assert {p.name for p in folder.iterdir()} == {"history.jsonl", "TIMELINE.txt", "RULE.py", "finding.json"}
     # the same history replayed: the faulty target again, the model as a queue never
     history = load(folder / "history.jsonl")
-    assert confirm(history, "RCV-EXCLUSIVE", ForgetfulConsumers(profile), tries=2, say=lambda _: None) == REPRODUCED
+    assert confirm(history, "RCV-EXCLUSIVE", ForgetfulConsumers(profile), tries=2, say=lambda _: None) == REPRODUCED, \
+        (folder / "TIMELINE.txt").read_text()
     assert confirm(history, "RCV-EXCLUSIVE", ModelTarget(profile), tries=2, say=lambda _: None) == NOT_REPRODUCED
     # check reaches the run's verdict on every case of the trace
     checked = check_traces([tmp_path / "trace.jsonl"])

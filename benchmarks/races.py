@@ -1,0 +1,140 @@
+"""Concurrent runs with 8 clients against race-prone queue designs: how long until each race is caught, and how
+short the history shown is; the correct designs the same way, where any finding is a false alarm.
+
+Scored in two groups, never mixed: the races of the Redis design, written beside the checker (our own mutants:
+they measure tuning), and the designs written from the documents alone by someone who never saw the checker
+(the PostgreSQL design's variants, the spool design's): they measure power.
+
+    python3 -m benchmarks.races [--seeds 3] [--max-cases 12] [--group own|independent|correct]
+
+Each race is run case by case (one case: 8 threads, 12 rounds) until a case shows a divergence, at most
+--max-cases, once per seed; the time to catch is the median over the seeds, counting every case it took. A
+race a single client could see is none of these (each design's single-client suite conforms on them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from benchmarks.record import recorded
+from sqs_conformance.adapters.base import Target, TargetError
+from sqs_conformance.adapters.inhouse import Guarded
+from sqs_conformance.conformance.concurrent.run import ConcurrentOptions, ConcurrentResult, run_concurrent
+
+
+@dataclass(frozen=True)
+class Design:
+    group: str  # "own", "independent" or "correct"
+    name: str
+    profile: str
+    make: type[Target]
+    breaks: str = ""  # the rule its author said it breaks ("" for a correct design)
+
+
+def designs() -> list[Design]:
+    from benchmarks.reference_designs.pgq.target import PostgresQueue
+    from benchmarks.reference_designs.pgq.variants import VARIANTS as PG_VARIANTS
+    from benchmarks.reference_designs.redisq.races import RACES
+    from benchmarks.reference_designs.redisq.target import RedisQueueTarget
+    from benchmarks.reference_designs.spoolq.target import SpoolQueue
+    from benchmarks.reference_designs.spoolq.variants import VARIANTS as SPOOL_VARIANTS
+
+    found = [Design("own", f"redisq.{m.name}", m.profile, m.target, m.breaks) for m in RACES]
+    found += [Design("independent", f"pgq.{v.__name__}", "sqs-standard", v) for v in PG_VARIANTS]
+    found += [Design("independent", f"spoolq.{v.__name__}", "sqs-standard", v) for v in SPOOL_VARIANTS]
+    found += [Design("correct", "redisq", p, RedisQueueTarget) for p in ("sqs-standard", "sqs-fifo")]
+    found += [Design("correct", "pgq", "sqs-standard", PostgresQueue),
+              Design("correct", "spoolq", "sqs-standard", SpoolQueue)]
+    return found
+
+
+@contextlib.contextmanager
+def servers() -> Iterator[None]:
+    """One Redis and one PostgreSQL for every design (on 127.0.0.1, stopped by their pids)."""
+    from benchmarks.reference_designs.pgq.server import start_postgres
+    from benchmarks.reference_designs.pgq.target import URL_VARIABLE as PG_URL
+    from benchmarks.reference_designs.redisq.server import start_redis
+    from benchmarks.reference_designs.redisq.target import URL_VARIABLE as REDIS_URL
+
+    redis, postgres = start_redis(), start_postgres()
+    os.environ[REDIS_URL] = f"redis://127.0.0.1:{redis.port}/0"
+    os.environ[PG_URL] = postgres.url
+    try:
+        yield
+    finally:
+        os.environ.pop(REDIS_URL, None)
+        os.environ.pop(PG_URL, None)
+        redis.stop()
+        postgres.stop()
+
+
+@dataclass
+class Caught:
+    seconds: float
+    cases: int
+    result: ConcurrentResult | None  # the case that showed it; None: not caught (or the target failed)
+    error: str | None = None  # the target raised instead of answering (a deadlock, say): the run stops there
+
+    @property
+    def caught(self) -> bool:
+        return self.result is not None or self.error is not None
+
+
+def until_caught(design: Design, seed: int, max_cases: int) -> Caught:
+    target = Guarded(design.make(design.profile))  # as --target python: runs it: an exception is one line
+    started = time.perf_counter()
+    try:
+        for case in range(max_cases):
+            try:
+                result = run_concurrent(target, design.profile, ConcurrentOptions(
+                    clients=8, cases=1, seed=seed * 1000 + case, mode="threads"))
+            except TargetError as error:
+                return Caught(time.perf_counter() - started, case + 1, None, str(error).split(":")[-1].strip())
+            if result.findings:
+                return Caught(time.perf_counter() - started, case + 1, result)
+        return Caught(time.perf_counter() - started, max_cases, None)
+    finally:
+        target.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--max-cases", type=int, default=12)
+    parser.add_argument("--group", choices=["own", "independent", "correct"], action="append")
+    args = parser.parse_args()
+    groups = args.group or ["own", "independent", "correct"]
+    with servers():
+        for group in groups:
+            print(f"\n### {group}: " + {"own": "races written beside the checker (tuning)",
+                                        "independent": "designs written from the documents alone (power)",
+                                        "correct": "correct designs (any finding is a false alarm)"}[group])
+            print("\n| design | profile | caught | median s to catch | cases | rules shown | shortest history |")
+            print("|---|---|---|---|---|---|---|")
+            caught = total = 0
+            for design in [d for d in designs() if d.group == group]:
+                runs = [until_caught(design, seed, args.max_cases) for seed in range(args.seeds)]
+                hits = [r for r in runs if r.caught]
+                rules = sorted({rule for r in hits if r.result for rule in r.result.findings}
+                               | {f"error: {r.error}" for r in hits if r.error})
+                shortest = min((f.size for r in hits if r.result for f in r.result.findings.values()), default=None)
+                median = statistics.median(r.seconds for r in runs)
+                total += 1
+                caught += bool(hits) if group != "correct" else not hits
+                print(f"| {design.name} | {design.profile} | {len(hits)}/{len(runs)} | {median:.1f} | "
+                      f"{statistics.median(r.cases for r in runs):.0f} | {', '.join(rules) or '-'} | "
+                      f"{shortest if shortest is not None else '-'} |")
+            word = "conform" if group == "correct" else "caught"
+            print(f"\n{caught} of {total} {word} (in at least one of {args.seeds} seeds, "
+                  f"{args.max_cases} cases at most each)")
+
+
+if __name__ == "__main__":
+    with recorded("races", __doc__):
+        main()
