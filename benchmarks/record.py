@@ -39,6 +39,7 @@ BENCHMARKS: dict[str, str] = {
     "search": "python3 -m benchmarks.search",
     "mutants": "python3 -m benchmarks.mutants --design sqliteq",
     "races": "python3 -m benchmarks.races",
+    "history_checker": "python3 -m benchmarks.history_checker",
     "pipeline": "python3 -m benchmarks.pipeline",
     "class_path": "python3 -m benchmarks.class_path",
 }

@@ -165,7 +165,6 @@ class _Replay:
         self.model = base.fork()
         self.ids = IdMap()
         self.tolerance = tolerance
-        self.floor = float("-inf")
         self.holder: dict[str, int] = {}  # model receipt handle -> the client its receive answered
         self.held: list[_Held] = []
         self._open: dict[str, _Held] = {}  # model message id -> its receipt still held
@@ -177,8 +176,7 @@ class _Replay:
         for message_id in messages:
             if message_id in self._open:
                 self._open.pop(message_id).until_wall = o.invoke_wall
-        verdict = judge(self.model, self.ids, o, self.floor)
-        self.floor = max(self.floor, o.invoke)
+        verdict = judge(self.model, self.ids, o)
         if isinstance(o.response, ReceiveOk) and fits(verdict):
             self._received(o)
         return verdict, _among_consumers(verdict, o.client, holders, self.model)
@@ -234,17 +232,22 @@ def _exclusive_receives(steps: list[StepJudgement], held: list[_Held], tolerance
     the tolerance): breaking the rule would have returned that message. (A receive that did return it is judged
     in the message's part.)"""
     by_queue: dict[str, list[_Held]] = {}
-    for h in held:
+    for h in sorted(held, key=lambda h: h.from_wall):
         by_queue.setdefault(h.queue, []).append(h)
-    for step in steps:
+    waiting = {queue: iter(found) for queue, found in by_queue.items()}
+    upcoming: dict[str, _Held | None] = {queue: next(found, None) for queue, found in waiting.items()}
+    active: dict[str, list[_Held]] = {queue: [] for queue in by_queue}
+    for step in steps:  # in invoke order: a receipt held before one receive may still be held at the next
         o = step.op
-        if not isinstance(o.op, ReceiveMessage) or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
+        if not isinstance(o.op, ReceiveMessage) or not isinstance(o.response, ReceiveOk) \
+                or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED) or o.op.queue not in active:
             continue
-        if not isinstance(o.response, ReceiveOk):
-            continue
-        for h in by_queue.get(o.op.queue, ()):
-            if held_by_another(o.client, {h.client}) and h.from_wall < o.invoke_wall \
-                    and o.settles_by < h.until_wall and o.complete + tolerance < h.deadline:
-                step.rules.add(RCV_EXCLUSIVE)
-                step.decisive.add(RCV_EXCLUSIVE)
-                break
+        queue = o.op.queue
+        while upcoming[queue] is not None and upcoming[queue].from_wall < o.invoke_wall:  # type: ignore[union-attr]
+            active[queue].append(upcoming[queue])  # type: ignore[arg-type]
+            upcoming[queue] = next(waiting[queue], None)
+        active[queue] = [h for h in active[queue] if h.until_wall > o.invoke_wall]  # let go before this one
+        if any(held_by_another(o.client, {h.client}) and o.settles_by < h.until_wall
+               and o.complete + tolerance < h.deadline for h in active[queue]):
+            step.rules.add(RCV_EXCLUSIVE)
+            step.decisive.add(RCV_EXCLUSIVE)

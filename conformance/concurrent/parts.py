@@ -3,8 +3,9 @@
 Messages of a standard queue are independent; on a FIFO queue the messages of one group are not (its lock and its
 order bind them), but groups are. So a part is one message (standard) or one group (FIFO), with:
 
-- the operations that act on the whole queue, in every part: CreateQueue, SetQueueAttributes, PurgeQueue, and a
-  receive whose answer was lost (it may have taken any message);
+- the operations that act on the whole queue: CreateQueue and SetQueueAttributes in every part; PurgeQueue and a
+  receive whose answer was lost (it may have taken any message) in every part whose messages may have been there
+  while it took effect (a purge refused, in the queue's own part only);
 - each receive cut to the messages of the part it returned (a receive that returned some message of another part
   is, here, a receive that returned these);
 - each change and delete in the part of the message its handle names, a batch in the part of all its entries
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.translate import handles_named
 from sqs_conformance.model.values import (
-    CreateQueue, GetQueueAttributes, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage, SendOk,
+    CreateQueue, Error, GetQueueAttributes, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage, SendOk,
     SetQueueAttributes, Unknown,
 )
 
@@ -121,17 +122,33 @@ def decompose(history: History) -> Decomposed:
             named = [key(message_of[h], queue) for h in handles_named(o.op) if h in message_of]
             routed.append((o, keys.merge(named) if named else QUEUE_OWN))
     parts: dict[str, Part] = {QUEUE_OWN: Part(QUEUE_OWN)}
-    for _, part_key in routed:
+    spans: dict[str, list[float]] = {}  # per part: when its first operation was sent, when its last settled
+    for o, part_key in routed:
         if part_key is not None:
             root = QUEUE_OWN if part_key == QUEUE_OWN else keys.find(part_key)
             parts.setdefault(root, Part(root))
+            span = spans.setdefault(root, [o.invoke_wall, o.settles_by])
+            span[1] = max(span[1], o.settles_by)
     for o, part_key in routed:
         if part_key is None:
-            for part in parts.values():
-                part.ops.append(o)
+            for root, part in parts.items():
+                if root == QUEUE_OWN or _may_touch(o, spans[root]):
+                    part.ops.append(o)
         else:
             parts[QUEUE_OWN if part_key == QUEUE_OWN else keys.find(part_key)].ops.append(o)
     return Decomposed(list(parts.values()), unjudged)
+
+
+def _may_touch(o: HistoryOp, span: list[float]) -> bool:
+    """Whether an operation on the whole queue may act on a part's messages: a queue's creation and attributes
+    always; a purge (or a receive whose answer was lost) only while the part's messages may be there, and only if
+    it may have taken effect (a refused purge did nothing: its refusal is judged in the queue's own part)."""
+    if isinstance(o.op, (CreateQueue, SetQueueAttributes)):
+        return True
+    if isinstance(o.response, Error):
+        return False
+    first_sent, last_settled = span
+    return o.invoke_wall <= last_settled and first_sent <= o.settles_by
 
 
 def _blind_from(history: History, message_of: dict[str, str]) -> dict[str, float]:

@@ -43,12 +43,13 @@ def fits(verdict: Verdict) -> bool:
     return verdict.consistent and not verdict.divergences
 
 
-def judge(model: Model, ids: IdMap, o: HistoryOp, floor: float) -> Verdict:
-    """`o` judged on `model` (which it changes), its fresh ids bound. `floor`: the latest invoke of the operations
-    ordered before it, which took effect no earlier, so neither did `o` (an operation sent first may take effect
-    second: its window then starts there)."""
-    verdict = model.observe(ids.op_for_model(o.op), max(o.invoke, floor), ids.response_for_model(o.response),
-                            completed_at=max(o.complete, floor))
+def judge(model: Model, ids: IdMap, o: HistoryOp) -> Verdict:
+    """`o` judged on `model` (which it changes), its fresh ids bound, as taking effect anywhere in its own window.
+    Not narrowed by the operations ordered before it: a queue may read its clock when a request arrives and take
+    effect after another that arrived later (a timestamp from before a delete that came first); nothing in the
+    evidence forbids it, so the checker permits it."""
+    verdict = model.observe(ids.op_for_model(o.op), o.invoke, ids.response_for_model(o.response),
+                            completed_at=o.complete)
     ids.bind_fresh(verdict.outcome, o.response)
     return verdict
 
@@ -61,7 +62,6 @@ class _Frame:
     ids: IdMap
     done: int
     order_length: int
-    floor: float
     notes: int
     untried: list[int]
 
@@ -89,8 +89,9 @@ def search(ops: list[HistoryOp], start: Model, budget: int = DEFAULT_BUDGET) -> 
 def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: float) -> Searched:
     """An order in which at most `notes_allowed` steps are early returns."""
     n = len(ops)
+    sent, settles = [o.invoke_wall for o in ops], [o.settles_by for o in ops]
     notes = 0
-    model, ids, done, order, floor = start.fork(), IdMap(), 0, [], float("-inf")  # done: a bit per position
+    model, ids, done, order = start.fork(), IdMap(), 0, []  # done: a bit per position
     stack: list[_Frame] = []
     seen: set = set()
     judged = 0
@@ -100,20 +101,19 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
         if chosen is None:
             if len(order) == n:
                 return Searched("ordered", order, judged=judged)
-            candidates = _next(ops, done)
+            candidates = _next(sent, settles, done)
             chosen = candidates[0]
             if len(candidates) > 1:
-                stack.append(_Frame(model.fork(), ids.copy(), done, len(order), floor, notes, candidates[1:]))
+                stack.append(_Frame(model.fork(), ids.copy(), done, len(order), notes, candidates[1:]))
         if judged >= budget:
             return Searched("undecided", deepest[1], judged=judged)
         judged += 1
-        verdict = judge(model, ids, ops[chosen], floor)
+        verdict = judge(model, ids, ops[chosen])
         if not verdict.consistent and isinstance(ops[chosen].response, Unknown):
             # an answer lost where the model cannot follow blind (a send: which message, if any?), in any order
             return Searched("undecided", order, judged=judged)
         if fits(verdict) and notes + bool(verdict.outcome.notes) <= notes_allowed:
             done |= 1 << chosen
-            floor = max(floor, ops[chosen].invoke)
             notes += bool(verdict.outcome.notes)
             order.append(chosen)
             chosen = None
@@ -137,21 +137,23 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
         last = not frame.untried
         model = frame.model if last else frame.model.fork()
         ids = frame.ids if last else frame.ids.copy()
-        done, order, floor, notes = frame.done, order[:frame.order_length], frame.floor, frame.notes
+        done, order, notes = frame.done, order[:frame.order_length], frame.notes
         if last:
             stack.pop()
 
 
-def _next(ops: list[HistoryOp], done: int) -> list[int]:
+def _next(sent: list[float], settles: list[float], done: int) -> list[int]:
     """The positions of the operations that may take effect next: not done, and sent before every pending
-    operation's answer came (ops are in invoke order, so the scan stops at the first sent after that)."""
+    operation's answer came (ops are in invoke order, so the scan stops at the first sent after that). `sent` and
+    `settles`: each operation's invoke_wall and settles_by."""
     candidates: list[int] = []
     settled = float("inf")
-    for position, o in enumerate(ops):
+    first = (done + 1 & ~done).bit_length() - 1  # the first not done: the lowest clear bit
+    for position in range(first, len(sent)):
         if done >> position & 1:
             continue
-        if o.invoke_wall > settled:
+        if sent[position] > settled:
             break
         candidates.append(position)
-        settled = min(settled, o.settles_by)
-    return [p for p in candidates if ops[p].invoke_wall <= settled]
+        settled = min(settled, settles[position])
+    return [p for p in candidates if sent[p] <= settled]

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from benchmarks.reference_designs.pgq.server import PostgresServer, start_postgres
+from benchmarks.reference_designs.pgq.server import PostgresServer
 from benchmarks.reference_designs.pgq.target import URL_VARIABLE, PostgresQueue
 from benchmarks.reference_designs.pgq.variants import VARIANTS
 from sqs_conformance.adapters.base import Unsupported
@@ -41,21 +41,6 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(not Path("/usr/lib/postgresql/15/bin/initdb").is_file(),
                                 reason="PostgreSQL 15 is not installed (Debian: apt-get install postgresql-15)")
-
-
-@pytest.fixture(scope="module")
-def shared_postgres():
-    """One PostgreSQL for the module's targets (each in its own schema), as a team would point the suite at theirs."""
-    server = start_postgres()
-    before = os.environ.get(URL_VARIABLE)
-    os.environ[URL_VARIABLE] = server.url
-    yield server
-    if before is None:
-        os.environ.pop(URL_VARIABLE)
-    else:
-        os.environ[URL_VARIABLE] = before
-    server.stop()
-    assert server.process is not None and server.process.poll() is not None
 
 
 @pytest.fixture

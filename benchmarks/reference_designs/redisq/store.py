@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from collections.abc import Callable
 
-from redis import Redis
+from redis import Redis, WatchError
 
 from benchmarks.reference_designs.redisq import scripts
 from benchmarks.reference_designs.redisq.semantics import Semantics
@@ -160,12 +160,27 @@ class RedisQueues:
     def purge(self, queue: str) -> None:
         if not self.semantics.purge:
             raise Missing("no PurgeQueue")
-        meta = self._meta(queue)
+        self._meta(queue)  # the queue exists
         now = self.clock()
-        if meta["purged_at"] and now < float(meta["purged_at"]) + self.semantics.purge_interval:
-            raise QueueError(errors.purge_in_progress())
+        self._claim_purge(self._prefix(queue) + ":meta", now)
         self._run("PURGE", queue)
-        self.redis.hset(self._prefix(queue) + ":meta", "purged_at", repr(float(now)))
+
+    def _claim_purge(self, meta_key: str, now: float) -> None:
+        """Take the queue's purge slot, or refuse: the check and the claim in one transaction (WATCH), so that two
+        consumers purging at once cannot both pass the check (a race the concurrent suite caught)."""
+        with self.redis.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(meta_key)
+                    purged_at = pipe.hget(meta_key, "purged_at")
+                    if purged_at and now < float(purged_at) + self.semantics.purge_interval:
+                        raise QueueError(errors.purge_in_progress())
+                    pipe.multi()
+                    pipe.hset(meta_key, "purged_at", repr(float(now)))
+                    pipe.execute()
+                    return
+                except WatchError:
+                    continue  # another purge claimed it meanwhile: look again
 
     # --- messages ------------------------------------------------------------------------------------------
 
