@@ -100,7 +100,7 @@ def until_caught(design: Design, seed: int, max_cases: int) -> Caught:
                 result = run_concurrent(target, design.profile, ConcurrentOptions(
                     clients=8, cases=1, seed=seed * 1000 + case, mode="threads"))
             except TargetError as error:
-                return Caught(time.perf_counter() - started, case + 1, None, str(error).split(":")[-1].strip())
+                return Caught(time.perf_counter() - started, case + 1, None, str(error).split(" on ")[-1][:60])
             for rule_id in design.single_client:
                 result.findings.pop(rule_id, None)
             if result.findings:
@@ -129,7 +129,7 @@ def main() -> None:
                 runs = [until_caught(design, seed, args.max_cases) for seed in range(args.seeds)]
                 hits = [r for r in runs if r.caught]
                 rules = sorted({rule for r in hits if r.result for rule in r.result.findings}
-                               | {f"error: {r.error}" for r in hits if r.error})
+                               | {f"error ({r.error})" for r in hits if r.error})
                 shortest = min((f.size for r in hits if r.result for f in r.result.findings.values()), default=None)
                 median = statistics.median(r.seconds for r in runs)
                 total += 1

@@ -7,6 +7,8 @@ with the same defaults (witnesses, then the search for its default budget), writ
 divergence's minimal case (RULE.txt, RULE.py, RULE.json) under `--sqs-out`, and fails with every diverging rule
 and where its case is. `--junitxml` reports one test case per profile. Under pytest-xdist each test runs in one
 worker. A profile the target does not speak (an in-house queue without FIFO) is skipped, with the reason.
+`--sqs-clients N` adds one test per profile with N consumers on one queue (`run --clients N`), failing with each
+finding's per-client timeline.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sqs-witnesses-only", action="store_true", help="as `run --witnesses-only`")
     group.addoption("--sqs-seed", type=int, default=None, help="seed for a reproducible run")
     group.addoption("--sqs-out", default="runs", help="where traces and minimal cases go")
+    group.addoption("--sqs-clients", type=int, default=1,
+                    help="also one test per profile with this many consumers on one queue (2..8), as "
+                         "`run --clients N`")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -44,19 +49,20 @@ class ConformanceFailure(Exception):
 
 
 class ConformanceItem(pytest.Item):
-    def __init__(self, *, target_spec: str, profile: str, **kwargs) -> None:
+    def __init__(self, *, target_spec: str, profile: str, clients: int = 1, **kwargs) -> None:
         super().__init__(**kwargs)
         self.target_spec = target_spec
         self.profile = profile
+        self.clients = clients
         self.add_marker(MARKER)
 
     def runtest(self) -> None:
         from sqs_conformance.adapters.base import ProfileNotSpoken, TargetError
         from sqs_conformance.adapters.registry import make_target
-        from sqs_conformance.conformance import report, runner
 
         options = self.config.option
-        out = Path(options.sqs_out) / f"{self.target_spec.replace(':', '-')}-{self.profile}"
+        suffix = f"-{self.clients}-clients" if self.clients > 1 else ""
+        out = Path(options.sqs_out) / f"{self.target_spec.replace(':', '-')}-{self.profile}{suffix}"
         try:
             target = make_target(self.target_spec, self.profile)
         except ProfileNotSpoken as error:
@@ -66,6 +72,36 @@ class ConformanceItem(pytest.Item):
         if self.profile not in target.profiles:
             target.close()
             pytest.skip(f"{target.name} speaks {', '.join(sorted(target.profiles))}, not {self.profile}")
+        if self.clients > 1:
+            self._concurrent(target, out)
+        else:
+            self._single(target, out)
+
+    def _concurrent(self, target, out: Path) -> None:
+        from rich.console import Console
+
+        from sqs_conformance.adapters.base import TargetError
+        from sqs_conformance.conformance.concurrent.command import default_cases, run_clients
+        from sqs_conformance.conformance.concurrent.finding import timeline
+        from sqs_conformance.conformance.concurrent.run import ConcurrentOptions
+
+        options = self.config.option
+        how = ConcurrentOptions(clients=self.clients, cases=default_cases(target.clock.kind), seed=options.sqs_seed,
+                                budget=options.sqs_budget or None)  # 0: no limit, as run's
+        try:
+            result = run_clients(target, self.profile, how, out, Console(quiet=True))
+        except TargetError as error:
+            raise ConformanceFailure(f"sqs-conformance: {error}") from None
+        finally:
+            target.close()
+        if result.findings:
+            raise ConformanceFailure("\n\n".join(timeline(f) for f in result.findings.values())
+                                     + f"\n\nfindings: {out / 'concurrent'}/ (TIMELINE.txt, history.jsonl, RULE.py)")
+
+    def _single(self, target, out: Path) -> None:
+        from sqs_conformance.conformance import report, runner
+
+        options = self.config.option
         try:
             how = runner.RunOptions(examples=options.sqs_examples, seed=options.sqs_seed,
                                     steps_per_case=options.sqs_steps, out_dir=out,
@@ -99,6 +135,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     added: list[pytest.Item | pytest.Collector] = [
         ConformanceItem.from_parent(session, name=profile, nodeid=f"sqs-conformance::{spec}::{profile}",
                                     target_spec=spec, profile=profile) for profile in profiles]
+    clients = config.getoption("sqs_clients")
+    if clients > 1:  # and each profile with many consumers on one queue: `PROFILE-N-clients`
+        added += [ConformanceItem.from_parent(session, name=f"{profile}-{clients}-clients",
+                                              nodeid=f"sqs-conformance::{spec}::{profile}-{clients}-clients",
+                                              target_spec=spec, profile=profile, clients=clients)
+                  for profile in profiles]
     items.extend(added)
     # Counted as collected, as a collector's items are (pytest's "collected N items")
     config.hook.pytest_collectreport(report=pytest.CollectReport("sqs-conformance", "passed", None, added))

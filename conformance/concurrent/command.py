@@ -70,6 +70,8 @@ def print_result(result: ConcurrentResult, console: Console, out_dir: Path, targ
             continue
         table.add_row(r.id, str(t.exercised), str(t.decisive), str(t.diverging), shown[verdicts[r.id].value])
     console.print(table)
+    if result.budget_spent:
+        console.print(f"[yellow]the budget ended the run after {result.cases} cases[/yellow]")
     if result.unordered:
         console.print(f"[yellow]{result.unordered} operations in parts of histories the checker could not order "
                       f"within its budget: judged neither way[/yellow]")

@@ -123,19 +123,19 @@ def decompose(history: History) -> Decomposed:
             routed.append((o, keys.merge(named) if named else QUEUE_OWN))
     parts: dict[str, Part] = {QUEUE_OWN: Part(QUEUE_OWN)}
     spans: dict[str, list[float]] = {}  # per part: when its first operation was sent, when its last settled
-    for o, part_key in routed:
-        if part_key is not None:
-            root = QUEUE_OWN if part_key == QUEUE_OWN else keys.find(part_key)
+    for o, destination in routed:
+        if destination is not None:
+            root = QUEUE_OWN if destination == QUEUE_OWN else keys.find(destination)
             parts.setdefault(root, Part(root))
             span = spans.setdefault(root, [o.invoke_wall, o.settles_by])
             span[1] = max(span[1], o.settles_by)
-    for o, part_key in routed:
-        if part_key is None:
+    for o, destination in routed:
+        if destination is None:
             for root, part in parts.items():
                 if root == QUEUE_OWN or _may_touch(o, spans[root]):
                     part.ops.append(o)
         else:
-            parts[QUEUE_OWN if part_key == QUEUE_OWN else keys.find(part_key)].ops.append(o)
+            parts[QUEUE_OWN if destination == QUEUE_OWN else keys.find(destination)].ops.append(o)
     return Decomposed(list(parts.values()), unjudged)
 
 

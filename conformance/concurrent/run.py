@@ -24,7 +24,7 @@ from sqs_conformance.conformance.concurrent.records import records
 from sqs_conformance.conformance.concurrent.shrink import smallest
 from sqs_conformance.conformance.concurrent.drawn import HypothesisDraw, drawn_cases
 from sqs_conformance.conformance.concurrent.workload import REAL, VIRTUAL, Draw, RandomDraw, Workload, draw_workload
-from sqs_conformance.conformance.session import RuleTally, stop_if_due
+from sqs_conformance.conformance.session import BudgetSpent, RuleTally, stop_if_due
 from sqs_conformance.conformance.trace import TraceWriter
 from sqs_conformance.model.values import ReceiveOk
 from sqs_conformance.model.verdicts import RuleVerdict, StepVerdict, rule_verdict
@@ -56,6 +56,7 @@ class ConcurrentResult:
     tallies: dict[str, RuleTally] = field(default_factory=dict)
     unordered: int = 0  # steps in parts whose search ran out of budget: judged neither way
     stopped: bool = False
+    budget_spent: bool = False  # the run's --budget ended it before its last case
 
     @property
     def conforms(self) -> bool:
@@ -111,6 +112,8 @@ def run_concurrent(target: Target, profile: str, options: ConcurrentOptions = Co
 
             for _, history, verdict in drawn_cases(play, drawn, seed, options.search_budget, seen):
                 _keep_findings(result, history, verdict, result.cases - 1)
+    except BudgetSpent:
+        result.budget_spent = True  # the run ends within its budget: the cases done so far are its verdict
     except KeyboardInterrupt:
         result.stopped = True
         raise

@@ -91,7 +91,8 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
     n = len(ops)
     sent, settles = [o.invoke_wall for o in ops], [o.settles_by for o in ops]
     notes = 0
-    model, ids, done, order = start.fork(), IdMap(), 0, []  # done: a bit per position
+    model, ids, done = start.fork(), IdMap(), 0  # done: a bit per position
+    order: list[int] = []
     stack: list[_Frame] = []
     seen: set = set()
     judged = 0

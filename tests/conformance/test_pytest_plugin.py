@@ -121,3 +121,25 @@ def test_a_profile_the_target_does_not_speak_is_skipped_with_its_reason(tmp_path
     (skipped,) = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
     assert skipped.endswith("InHouseQueue speaks sqs-standard, not sqs-fifo"), skipped
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_many_consumers_as_tests_of_their_own_pass_on_the_model_and_fail_with_a_timeline(tmp_path):
+    conftest = tmp_path / "conftest.py"
+    conftest.write_text(
+        "import sqs_conformance.adapters.registry as registry\n"
+        "from tests.concurrent.targets import ForgetfulConsumers\n"
+        "original = registry.make_target\n"
+        "registry.make_target = lambda spec, profile: ForgetfulConsumers(profile) if spec == 'forgetful' "
+        "else original(spec, profile)\n")
+    arguments = ["--sqs-profile=sqs-fifo", "--sqs-examples=5", "--sqs-budget=0", "--sqs-seed=1", "--sqs-clients=4",
+                 f"--sqs-out={tmp_path / 'runs'}", "-q", "-p", "no:cacheprovider", "-rA", str(tmp_path)]
+    environment = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
+    model = subprocess.run([sys.executable, "-m", "pytest", "--sqs-target=model", *arguments],
+                           capture_output=True, text=True, timeout=600, cwd=tmp_path, env=environment)
+    assert model.returncode == 0 and "2 passed" in model.stdout, model.stdout + model.stderr
+    assert "sqs-fifo-4-clients" in model.stdout
+    forgetful = subprocess.run([sys.executable, "-m", "pytest", "--sqs-target=forgetful", *arguments],
+                               capture_output=True, text=True, timeout=600, cwd=tmp_path, env=environment)
+    assert forgetful.returncode == 1, forgetful.stdout + forgetful.stderr
+    assert "1 failed, 1 passed" in forgetful.stdout and "RCV-EXCLUSIVE" in forgetful.stdout
+    assert "client 0" in forgetful.stdout and "TIMELINE.txt" in forgetful.stdout
