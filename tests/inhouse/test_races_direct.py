@@ -5,7 +5,6 @@ non-atomic receive shows its double delivery within a few rounds."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import Counter
@@ -36,23 +35,6 @@ ROUNDS = 20  # how many tries a race may take to show
 
 needs_postgres = pytest.mark.skipif(not Path("/usr/lib/postgresql/15/bin/initdb").is_file(),
                                     reason="PostgreSQL 15 is not installed (Debian: apt-get install postgresql-15)")
-
-
-@pytest.fixture(scope="module")
-def shared_postgres():
-    """One PostgreSQL for the module's pgq targets (each in its own schema)."""
-    from benchmarks.reference_designs.pgq.server import start_postgres
-    from benchmarks.reference_designs.pgq.target import URL_VARIABLE
-
-    server = start_postgres()
-    before = os.environ.get(URL_VARIABLE)
-    os.environ[URL_VARIABLE] = server.url
-    yield server
-    if before is None:
-        os.environ.pop(URL_VARIABLE)
-    else:
-        os.environ[URL_VARIABLE] = before
-    server.stop()
 
 
 def _in_threads(work, connections: list[Target]) -> list:
