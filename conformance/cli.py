@@ -538,15 +538,21 @@ def diff(profiles: tuple[str, ...], examples: int, seed: int | None) -> None:
                                       "command, the emulators' versions and the machine")
 @click.option("--no-page", is_flag=True, help="write no page (matrix.json and the tables printed only)")
 @click.option("--merge", "merged", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              metavar="MATRIX.json", help="check nothing: write the matrix from these earlier results (repeatable; "
-                                          "a later file's cell of an emulator and profile replaces an earlier one's)")
+              metavar="MATRIX.json", help="write the matrix from these earlier results, checking nothing but what "
+                                          "--clients asks (repeatable; a later file's cell of an emulator and "
+                                          "profile replaces an earlier one's)")
 @click.option("--real-clock", is_flag=True, help="never move an emulator in time: check each on a real clock")
 @click.option("--witnesses-only", is_flag=True, help="as `run --witnesses-only`: no search after the witnesses")
 @click.option("--budget", type=click.FloatRange(0, 7 * 86400), default=None, metavar="SECONDS",
               help="as `run --budget`, per emulator and profile [default: run's, 180 on a real or moved clock]")
+@click.option("--clients", type=click.IntRange(0, 8), default=0, metavar="N",
+              help="also check each emulator with N consumers on one queue (`run --clients N`, real clock); with "
+                   "--merge, add those checks to an earlier matrix's cells")
+@click.option("--client-cases", type=click.IntRange(1, 1000), default=3, show_default=True,
+              help="cases of each --clients check (a real clock's case takes about 15 s)")
 def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int, steps: int, seed: int | None,
            out_dir: Path, page: Path, no_page: bool, merged: tuple[Path, ...], real_clock: bool,
-           witnesses_only: bool, budget: float | None) -> None:
+           witnesses_only: bool, budget: float | None, clients: int, client_cases: int) -> None:
     """Install, start on 127.0.0.1, check and stop each SQS emulator; write the rule × emulator matrix."""
     import datetime
     import shlex
@@ -577,6 +583,25 @@ def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int,
         except OSError as error:
             raise OneLineError(f"cannot write the page {page}: {error.strerror or error}") from None
 
+    def with_clients(cell) -> None:
+        if clients < 2 or cell.error:
+            return
+        console.print(f"{cell.emulator} against {cell.profile} with {clients} clients …")
+        emulator_matrix.check_clients(cell, clients, cases=client_cases, seed=seed, out_dir=out_dir,
+                                      say=lambda message: console.print(f"  {message}"))
+        console.print(f"  {cell.concurrent_error}" if cell.concurrent_error else
+                      f"  {cell.concurrent_cases} cases, {cell.concurrent_operations} operations, "
+                      f"{cell.concurrent_seconds:.0f} s: "
+                      f"{sum(v == 'diverges' for v in cell.concurrent.values())} diverging rules")
+
+    def keep() -> None:  # after every cell, so that an interrupted matrix keeps what it has
+        emulator_matrix.save(cells, out_dir / "matrix.json")
+        publish()
+
+    for cell in cells if merged and clients > 1 else []:  # an earlier matrix, given the clients' checks
+        if cell.emulator in names and (not profiles or cell.profile in profiles):
+            with_clients(cell)
+            keep()
     for name in [] if merged else names:
         for profile in profiles or ("sqs-standard", "sqs-fifo"):
             console.print(f"{name} against {profile} …")
@@ -588,9 +613,8 @@ def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int,
             console.print(f"  {cell.error}" if cell.error else
                           f"  {cell.clock} clock, {cell.cases} cases, {cell.seconds:.0f} s: "
                           f"{sum(v == 'diverges' for v in cell.verdicts.values())} diverging rules")
-            # Written after every cell, so an interrupted matrix keeps what it has.
-            emulator_matrix.save(cells, out_dir / "matrix.json")
-            publish()
+            with_clients(cell)
+            keep()
     console.print(publish(), markup=False)
     sys.exit(1 if any(c.error for c in cells) else 0)
 

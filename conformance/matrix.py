@@ -15,6 +15,8 @@ from datetime import UTC, datetime, timedelta
 from importlib import metadata
 from pathlib import Path
 
+from rich.console import Console
+
 from sqs_conformance.adapters.base import TargetError
 from sqs_conformance.adapters.emulators import EMULATORS
 from sqs_conformance.adapters.endpoint import TimeTravelUnsupported
@@ -50,6 +52,14 @@ class Cell:
     witnesses_played: int = 0
     witnesses_in_all: int = 0
     ran_out_in: str = ""  # the phase the budget ran out in: "witnesses", "search", or "" (it did not)
+    # Many consumers on one queue (`matrix --clients N`): the concurrent run's verdicts, on a real clock
+    clients: int = 0
+    concurrent: dict[str, str] = field(default_factory=dict)  # rule id -> verdict, as `verdicts`
+    concurrent_cases: int = 0
+    concurrent_operations: int = 0
+    concurrent_seconds: float = 0.0
+    concurrent_findings: str = ""
+    concurrent_error: str = ""
 
 
 def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int | None, out_dir: Path,
@@ -93,6 +103,33 @@ def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int |
     cell.findings = str(findings) if findings is not None else ""
     cell.verdicts = {r.id: result.verdict(r.id) for r in rules_for(profile)}
     return cell
+
+
+def check_clients(cell: Cell, clients: int, *, cases: int, seed: int | None, out_dir: Path,
+                  say=lambda message: None) -> None:
+    """The emulator of `cell` started again, on a real clock, and checked with `clients` consumers on one queue
+    (`run --clients N`, threads); its verdicts and findings added to the cell."""
+    from sqs_conformance.conformance.concurrent.command import run_clients
+    from sqs_conformance.conformance.concurrent.run import ConcurrentOptions
+
+    started = time.monotonic()
+    cell.clients = clients
+    folder = out_dir / cell.emulator / cell.profile / f"{clients}-clients"
+    try:
+        (target,) = make_targets(cell.emulator, cell.profile, say=say)
+        try:
+            result = run_clients(target, cell.profile, ConcurrentOptions(
+                clients=clients, cases=cases, seed=seed, mode="threads"), folder, Console(quiet=True))
+        finally:
+            target.close()
+    except TargetError as error:
+        cell.concurrent_error = str(error)
+        return
+    finally:
+        cell.concurrent_seconds = time.monotonic() - started
+    cell.concurrent = {rule_id: verdict.value for rule_id, verdict in result.verdicts().items()}
+    cell.concurrent_cases, cell.concurrent_operations = result.cases, result.operations
+    cell.concurrent_findings = str(folder / "concurrent") if result.findings else ""
 
 
 def load(paths: list[Path]) -> list[Cell]:
@@ -204,7 +241,11 @@ def markdown(cells: list[Cell]) -> str:
         lines.append("| diverging rules | " + " | ".join(
             "—" if c.error else str(sum(v == "diverges" for v in c.verdicts.values())) for c in row) + " |")
         lines.append("")
+        lines += _clients_table(row, profile)
         for c in row:
+            if c.concurrent_error:
+                lines.append(f"- {c.emulator} ({profile}) with {c.clients} clients was not checked: "
+                             f"{c.concurrent_error}")
             if c.error:
                 lines.append(f"- {c.emulator} ({profile}) was not checked: {c.error}")
             elif c.ran_out_in == "witnesses":
@@ -213,6 +254,30 @@ def markdown(cells: list[Cell]) -> str:
                              "at all here; check it again with a larger `--budget`.")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _clients_table(row: list[Cell], profile: str) -> list[str]:
+    """Many consumers on one queue: each emulator's concurrent run, rule by rule where any of them exercised it."""
+    checked = [c for c in row if c.clients]
+    if not checked:
+        return []
+    exercised = [r.id for r in rules_for(profile) if any(r.id in c.concurrent for c in checked)]
+    lines = [f"### {profile}: {_one_or_each([str(c.clients) for c in checked], '?')} clients on one queue", "",
+             "Each emulator again, on a real clock, with that many consumers sending at once "
+             "(`run --clients N`, threads), judged by the history checker "
+             "([many consumers on one queue](guide/concurrency.md)).", "",
+             "| rule | " + " | ".join(f"{c.emulator} {c.version}".strip() for c in checked) + " |",
+             "|---|" + "---|" * len(checked),
+             "| cases | " + " | ".join(str(c.concurrent_cases) for c in checked) + " |",
+             "| operations | " + " | ".join(f"{c.concurrent_operations:,}" for c in checked) + " |",
+             "| minutes | " + " | ".join(f"{c.concurrent_seconds / 60:.1f}" for c in checked) + " |"]
+    for rule_id in exercised:
+        lines.append(f"| {rule_id} | " + " | ".join(
+            "—" if c.concurrent_error else SYMBOL[c.concurrent.get(rule_id, "not exercised")] for c in checked) + " |")
+    lines.append("| diverging rules | " + " | ".join(
+        "—" if c.concurrent_error else str(sum(v == "diverges" for v in c.concurrent.values())) for c in checked)
+        + " |")
+    return lines + [""]
 
 
 def _checked_by(cells: list[Cell]) -> str:

@@ -29,8 +29,6 @@ from sqs_conformance.conformance.trace import TraceWriter
 from sqs_conformance.model.values import ReceiveOk
 from sqs_conformance.model.verdicts import RuleVerdict, StepVerdict, rule_verdict
 
-MODES = ("auto", "threads", "drawn")
-
 
 @dataclass(frozen=True)
 class ConcurrentOptions:

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import boto3
 import pytest
@@ -318,3 +319,27 @@ def test_a_server_that_dies_during_the_time_travel_probe_is_one_line_and_stopped
     with pytest.raises(TargetError, match="moto-server:faketime: the time-travel probe failed: "):
         EmulatorTarget("moto-server", time_travel=True)
     assert started[0].process.poll() is not None
+
+
+def test_an_emulator_checked_with_many_clients_gets_their_table_on_its_profile(monkeypatch, tmp_path):
+    """Stands the model (and a model with a fault among consumers) in for emulators: the clients' run is real."""
+    from sqs_conformance.adapters.model_target import ModelTarget
+    from tests.concurrent.targets import ForgetfulConsumers
+
+    def make_targets(spec, profile, jobs=1, say=None):
+        return [ForgetfulConsumers(profile) if spec == "fauxqs" else ModelTarget(profile)]
+
+    monkeypatch.setattr(matrix, "make_targets", make_targets)
+    good, faulty = matrix.Cell("moto-server", "sqs-fifo", "5"), matrix.Cell("fauxqs", "sqs-fifo", "1")
+    for cell in (good, faulty):
+        matrix.check_clients(cell, 4, cases=4, seed=2, out_dir=tmp_path)
+    assert good.clients == 4 and not good.concurrent_error and good.concurrent_cases == 4
+    assert good.concurrent["RCV-EXCLUSIVE"] == "conforms" and "diverges" not in good.concurrent.values()
+    assert faulty.concurrent["RCV-EXCLUSIVE"] == "diverges"
+    assert (Path(faulty.concurrent_findings) / "RCV-EXCLUSIVE" / "TIMELINE.txt").is_file()
+    text = matrix.markdown([good, faulty])
+    table = text[text.index("### sqs-fifo: 4 clients on one queue"):]
+    assert "| rule | moto-server 5 | fauxqs 1 |" in table
+    assert "| RCV-EXCLUSIVE | ✓ | **✗** |" in table
+    # a cell checked without clients gets no such table
+    assert "clients on one queue" not in matrix.markdown([matrix.Cell("moto-server", "sqs-fifo", "5")])
