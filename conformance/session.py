@@ -283,6 +283,8 @@ class Session:
             "views": step.views,
             "returned": returned,
             "reappeared": step.reappeared,
+            "client": None,  # a concurrent case's only (`run --clients N`)
+            "round": None,
         }
 
 

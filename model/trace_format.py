@@ -55,7 +55,7 @@ FIELDS: tuple[TraceField, ...] = (
     TraceField("returned", "strings", since=2),
     TraceField("reappeared", "reappeared", since=2),
     # A concurrent case's (`run --clients N`): the client that sent the step, and the workload's round; a step's
-    # number is then its place in the history by when it was sent. Absent on a single client's line.
+    # number is then its place in the history by when it was sent. Null on a single client's line.
     TraceField("client", "int", since=7),
     TraceField("round", "int", since=7),
 )
