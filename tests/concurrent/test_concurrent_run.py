@@ -45,10 +45,15 @@ def test_a_drawn_interleaving_finds_a_fault_among_consumers_and_shrinks_it(profi
     assert confirm(history, "RCV-EXCLUSIVE", ForgetfulConsumers(profile), tries=2, say=lambda _: None) == REPRODUCED, \
         (folder / "TIMELINE.txt").read_text()
     assert confirm(history, "RCV-EXCLUSIVE", ModelTarget(profile), tries=2, say=lambda _: None) == NOT_REPRODUCED
-    # check reaches the run's verdict on every case of the trace
+    # check reaches the run's verdict on every case of the trace, step by step
     checked = check_traces([tmp_path / "trace.jsonl"])
     assert len(checked) == result.cases
     assert any(d.rule == "RCV-EXCLUSIVE" for c in checked for _, d in c.divergences)
+    ran: dict[int, set] = {}
+    for line in (tmp_path / "trace.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        ran.setdefault(record["case"], set()).update((record["step"], d["rules"][0]) for d in record["divergences"])
+    assert {c.case: {(step, d.rule) for step, d in c.divergences} for c in checked} == ran
 
 
 def test_run_clients_on_the_command_line_and_check_of_its_trace(tmp_path):
