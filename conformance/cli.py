@@ -589,6 +589,7 @@ def matrix(emulators: tuple[str, ...], profiles: tuple[str, ...], examples: int,
         console.print(f"{cell.emulator} against {cell.profile} with {clients} clients …")
         emulator_matrix.check_clients(cell, clients, cases=client_cases, seed=seed, out_dir=out_dir,
                                       say=lambda message: console.print(f"  {message}"))
+        cell.concurrent_command = command
         console.print(f"  {cell.concurrent_error}" if cell.concurrent_error else
                       f"  {cell.concurrent_cases} cases, {cell.concurrent_operations} operations, "
                       f"{cell.concurrent_seconds:.0f} s: "

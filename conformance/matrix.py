@@ -60,6 +60,8 @@ class Cell:
     concurrent_seconds: float = 0.0
     concurrent_findings: str = ""
     concurrent_error: str = ""
+    concurrent_checked: str = ""  # when the clients' check ended, ISO 8601 in UTC
+    concurrent_command: str = ""  # the command that checked it
 
 
 def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int | None, out_dir: Path,
@@ -127,6 +129,7 @@ def check_clients(cell: Cell, clients: int, *, cases: int, seed: int | None, out
         return
     finally:
         cell.concurrent_seconds = time.monotonic() - started
+        cell.concurrent_checked = _now().isoformat(timespec="seconds")
     cell.concurrent = {rule_id: verdict.value for rule_id, verdict in result.verdicts().items()}
     cell.concurrent_cases, cell.concurrent_operations = result.cases, result.operations
     cell.concurrent_findings = str(folder / "concurrent") if result.findings else ""
@@ -262,10 +265,16 @@ def _clients_table(row: list[Cell], profile: str) -> list[str]:
     if not checked:
         return []
     exercised = [r.id for r in rules_for(profile) if any(r.id in c.concurrent for c in checked)]
+    ended = [datetime.fromisoformat(c.concurrent_checked) for c in checked if c.concurrent_checked]
+    began = [datetime.fromisoformat(c.concurrent_checked) - timedelta(seconds=c.concurrent_seconds)
+             for c in checked if c.concurrent_checked]
+    when = f"{_minute(min(began))} to {_minute(max(ended))} UTC" if ended else "not recorded"
+    commands = list(dict.fromkeys(f"`{c.concurrent_command}`" for c in checked if c.concurrent_command))
     lines = [f"### {profile}: {_one_or_each([str(c.clients) for c in checked], '?')} clients on one queue", "",
              "Each emulator again, on a real clock, with that many consumers sending at once "
              "(`run --clients N`, threads), judged by the history checker "
-             "([many consumers on one queue](guide/concurrency.md)).", "",
+             f"([many consumers on one queue](guide/concurrency.md)). Checked {when} by "
+             f"{'; '.join(commands) or 'a command not recorded'}.", "",
              "| rule | " + " | ".join(f"{c.emulator} {c.version}".strip() for c in checked) + " |",
              "|---|" + "---|" * len(checked),
              "| cases | " + " | ".join(str(c.concurrent_cases) for c in checked) + " |",

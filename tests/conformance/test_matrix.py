@@ -341,5 +341,6 @@ def test_an_emulator_checked_with_many_clients_gets_their_table_on_its_profile(m
     table = text[text.index("### sqs-fifo: 4 clients on one queue"):]
     assert "| rule | moto-server 5 | fauxqs 1 |" in table
     assert "| RCV-EXCLUSIVE | ✓ | **✗** |" in table
+    assert "Checked 20" in table and " UTC by a command not recorded" in table  # dated, whatever the command
     # a cell checked without clients gets no such table
     assert "clients on one queue" not in matrix.markdown([matrix.Cell("moto-server", "sqs-fifo", "5")])
