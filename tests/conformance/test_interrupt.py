@@ -211,3 +211,26 @@ def test_a_budget_spent_in_the_witnesses_leaves_no_queue_of_their_extra_connecti
             job.close()
     assert result.spent.ran_out_in == "witnesses"
     assert queues_left(moto_server) == []
+
+
+def test_a_signal_stops_a_run_of_eight_clients_on_one_queue_with_requests_held_under_way(moto_server, tmp_path):
+    with FaultProxy(moto_server.url, (STALL,), rate=0.2, stalled=("ReceiveMessage",)) as proxy:
+        process = subprocess.Popen(
+            [*SQS_CONFORMANCE, "run", "--target", "endpoint", "--endpoint-url", proxy.url, "--clients", "8",
+             "--examples", "50", "--out", str(tmp_path / "out")],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            env={**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"})
+        ends = time.monotonic() + 120
+        while not proxy.done[STALL] and time.monotonic() < ends:  # the clients are under way, one of them held
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.2)
+        assert proxy.done[STALL]
+        seconds, code, stderr = stopped(process, [(signal.SIGINT, True)])
+    assert code == 130, stderr
+    assert seconds < STOPS_WITHIN, stderr
+    assert "Traceback" not in stderr
+    (line,) = [line for line in stderr.splitlines() if line.strip()]
+    assert line.startswith("sqs-conformance: interrupted (the queues it created were deleted"), line
+    trace = tmp_path / "out" / "trace.jsonl"  # kept, with every case checked before the signal
+    assert trace.exists() and all(json.loads(line)["client"] is not None for line in trace.open())
+    assert queues_left(moto_server) == []
