@@ -5,6 +5,7 @@ Exit codes: 0 the target conforms (or the traces re-check clean), 1 divergences 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ from sqs_conformance.reports.folders import NotWritable, remove_if_empty, writab
 from sqs_conformance.model.profiles import PROFILES
 from sqs_conformance.model.rules import CATALOGUE, rules_for
 
+REPLAY_TRIES = 10  # replays of a concurrent finding `confirm` tries before saying it does not reproduce
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)  # piped: a page wide enough
 errors = Console(stderr=True, highlight=False, soft_wrap=True)  # an error stays on one line
 
@@ -438,11 +440,14 @@ def check(traces: tuple[Path, ...]) -> None:
 @endpoint_options
 @click.argument("cases", nargs=-1, required=True, type=click.Path(path_type=Path))
 def confirm(target_spec: str, max_waiting: float, cases: tuple[Path, ...], **endpoint) -> None:
-    """Replay minimal CASES (findings/RUN/RULE.json files, or their directories) against TARGET; exit 1 if
-    any reproduces there."""
+    """Replay minimal CASES (findings/RUN/RULE.json files, or their directories; a concurrent finding's
+    history.jsonl) against TARGET; exit 1 if any reproduces there."""
     from sqs_conformance.conformance.cases import CaseError, FoundCase
     from sqs_conformance.conformance.confirm import case_files, confirm as replay
 
+    histories = [path for path in cases if path.name.endswith(".jsonl")]
+    if histories:
+        _confirm_histories(target_spec, histories, endpoint)
     try:
         loaded = [FoundCase.load(path) for path in case_files(list(cases))]
     except CaseError as error:
@@ -463,6 +468,37 @@ def confirm(target_spec: str, max_waiting: float, cases: tuple[Path, ...], **end
         raise OneLineError(str(error)) from None
     finally:
         target.close()
+    console.print(table)
+    sys.exit(1 if reproduced else 0)
+
+
+def _confirm_histories(target_spec: str, paths: list[Path], endpoint: dict) -> NoReturn:
+    """`confirm` of concurrent findings: each history.jsonl replayed with its clients as threads
+    (conformance/concurrent/replay.py), up to REPLAY_TRIES times, for the rule its finding.json names."""
+    from sqs_conformance.conformance.concurrent.replay import REPRODUCED, confirm as replay_history, load
+    from sqs_conformance.conformance.trace import TraceError
+
+    table = Table(title="concurrent findings replayed")
+    for column in ("rule", "history", "reproduces"):
+        table.add_column(column)
+    reproduced = 0
+    for path in paths:
+        try:
+            history = load(path)
+            rule_id = json.loads(path.with_name("finding.json").read_text())["rule"]
+        except (OSError, ValueError, KeyError, TraceError) as error:
+            raise OneLineError(f"{path}: not a concurrent finding's history.jsonl beside its finding.json "
+                               f"({error})") from None
+        (target,) = _open_targets(target_spec, history.profile, _options(dict(endpoint)))
+        try:
+            outcome = replay_history(history, rule_id, target, REPLAY_TRIES, say=lambda _: None)
+        except TargetError as error:
+            raise OneLineError(str(error)) from None
+        finally:
+            target.close()
+        reproduced += outcome == REPRODUCED
+        table.add_row(rule_id, str(path), {1: "[red]yes[/red]", 0: "[green]no[/green]"}.get(
+            outcome, "[yellow]cannot tell[/yellow]"))
     console.print(table)
     sys.exit(1 if reproduced else 0)
 

@@ -2,6 +2,7 @@
 finding's shortest history, its timeline, its replay, and `check` on the trace reaching the same verdict."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,8 @@ from sqs_conformance.conformance.concurrent.replay import NOT_REPRODUCED, REPROD
 from sqs_conformance.conformance.concurrent.run import ConcurrentOptions, run_concurrent
 from tests.cli import SQS_CONFORMANCE
 from tests.concurrent.targets import ForgetfulConsumers
+
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("profile", ["sqs-standard", "sqs-fifo"])
@@ -45,6 +48,13 @@ def test_a_drawn_interleaving_finds_a_fault_among_consumers_and_shrinks_it(profi
     assert confirm(history, "RCV-EXCLUSIVE", ForgetfulConsumers(profile), tries=2, say=lambda _: None) == REPRODUCED, \
         (folder / "TIMELINE.txt").read_text()
     assert confirm(history, "RCV-EXCLUSIVE", ModelTarget(profile), tries=2, say=lambda _: None) == NOT_REPRODUCED
+    # ... and so does `confirm` on the command line
+    import subprocess
+
+    for spec, code in (("python:tests.concurrent.targets:ForgetfulConsumers", 1), ("model", 0)):
+        done = subprocess.run([*SQS_CONFORMANCE, "confirm", "--target", spec, str(folder / "history.jsonl")],
+                              capture_output=True, text=True, cwd=REPOSITORY)
+        assert done.returncode == code, done.stdout + done.stderr
     # check reaches the run's verdict on every case of the trace, step by step
     checked = check_traces([tmp_path / "trace.jsonl"])
     assert len(checked) == result.cases
