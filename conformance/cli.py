@@ -145,21 +145,9 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     options = _options(endpoint)
     if witnesses_only and not witnesses:
         raise OneLineError("--witnesses-only and --no-witnesses leave nothing to run")
-    made = _writable(out_dir, "--out")
-    try:
-        if report_dir is not None:
-            _can_report()  # before the run, not after it
-        default_jobs = 8 if is_real_clock(target_spec) else 1  # waits that are slept overlap across jobs
-        targets = _open_targets(target_spec, profile, options, jobs or default_jobs)
-    except BaseException:
-        remove_if_empty(made)  # a run refused before it started leaves no folder behind
-        raise
+    default_jobs = 8 if is_real_clock(target_spec) else 1  # waits that are slept overlap across jobs
+    targets, _ = _opened_for_run(target_spec, profile, options, out_dir, report_dir, jobs or default_jobs)
     target = targets[0]
-    if profile not in target.profiles:
-        close_all(targets)
-        remove_if_empty(made)
-        raise OneLineError(f"target {target.name} cannot be checked against profile {profile} "
-                           f"(it speaks {', '.join(sorted(target.profiles))})")
     budget = runner.search_budget(target.clock.kind, budget)
     searching = f", searching for {budget:.0f} s" if budget and not witnesses_only else ""
     # The report's Spark starts beside the run, not after it; not beside a run on a real or moved clock, whose
@@ -211,6 +199,32 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     sys.exit(0 if result.conforms else 1)
 
 
+def _opened_for_run(target_spec: str, profile: str, options: EndpointOptions, out_dir: Path,
+                    report_dir: str | None, jobs: int = 1) -> tuple[list, list[Path]]:
+    """A run's targets, and the folders it made for --out; refused in one line, before the run and leaving no folder
+    behind, where --out cannot be written, the report could not be built or the target does not speak the
+    profile."""
+    made = _writable(out_dir, "--out")
+    try:
+        if report_dir is not None:
+            _can_report()  # before the run, not after it
+        targets = _open_targets(target_spec, profile, options, jobs)
+    except BaseException:
+        remove_if_empty(made)
+        raise
+    if profile not in targets[0].profiles:
+        _refused(targets, made, f"target {targets[0].name} cannot be checked against profile {profile} "
+                                f"(it speaks {', '.join(sorted(targets[0].profiles))})")
+    return targets, made
+
+
+def _refused(targets: list, made: list[Path], message: str) -> NoReturn:
+    """A run refused once its targets are open: they are closed, the folders made for it removed."""
+    close_all(targets)
+    remove_if_empty(made)
+    raise OneLineError(message)
+
+
 def _run_clients(target_spec: str, profile: str, clients: int, interleaving: str, seed: int | None, out_dir: Path,
                  budget: float | None, report_dir: str | None, endpoint: dict) -> NoReturn:
     """`run --clients N`: concurrent cases on one queue (conformance/concurrent/)."""
@@ -220,24 +234,11 @@ def _run_clients(target_spec: str, profile: str, clients: int, interleaving: str
     from sqs_conformance.conformance.concurrent.run import ConcurrentOptions
 
     context = click.get_current_context()
-    made = _writable(out_dir, "--out")
-    try:
-        if report_dir is not None:
-            _can_report()
-        targets = _open_targets(target_spec, profile, _options(endpoint))
-    except BaseException:
-        remove_if_empty(made)
-        raise
+    targets, made = _opened_for_run(target_spec, profile, _options(endpoint), out_dir, report_dir)
     target = targets[0]
-    if profile not in target.profiles:
-        close_all(targets)
-        remove_if_empty(made)
-        raise OneLineError(f"target {target.name} cannot be checked against profile {profile}")
     if interleaving == "drawn" and target.clock.kind != "virtual":
-        close_all(targets)
-        remove_if_empty(made)
-        raise OneLineError("--interleaving drawn needs a virtual clock (a real one's requests race as they will): "
-                           "use threads")
+        _refused(targets, made, "--interleaving drawn needs a virtual clock (a real one's requests race as they "
+                                "will): use threads")
     explicit = context.get_parameter_source("examples") is not ParameterSource.DEFAULT
     cases = context.params["examples"] if explicit else default_cases(target.clock.kind)
     options = ConcurrentOptions(clients=clients, cases=cases, seed=seed, mode=interleaving, budget=budget or None)
