@@ -252,7 +252,7 @@ def _run_clients(target_spec: str, profile: str, clients: int, interleaving: str
                                               f"{len(result.findings)} diverging rules")
 
         try:
-            result = run_clients(target, profile, options, out_dir, console, on_case)
+            result = run_clients(target, profile, options, out_dir, on_case)
         except KeyboardInterrupt as stop:
             progress.stop()
             _stopped(stop, targets, None, out_dir, target_spec)

@@ -15,8 +15,6 @@ from datetime import UTC, datetime, timedelta
 from importlib import metadata
 from pathlib import Path
 
-from rich.console import Console
-
 from sqs_conformance.adapters.base import TargetError
 from sqs_conformance.adapters.emulators import EMULATORS
 from sqs_conformance.adapters.endpoint import TimeTravelUnsupported
@@ -121,7 +119,7 @@ def check_clients(cell: Cell, clients: int, *, cases: int, seed: int | None, out
         (target,) = make_targets(cell.emulator, cell.profile, say=say)
         try:
             result = run_clients(target, cell.profile, ConcurrentOptions(
-                clients=clients, cases=cases, seed=seed, mode="threads"), folder, Console(quiet=True))
+                clients=clients, cases=cases, seed=seed, mode="threads"), folder)
         finally:
             target.close()
     except TargetError as error:

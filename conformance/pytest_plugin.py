@@ -78,8 +78,6 @@ class ConformanceItem(pytest.Item):
             self._single(target, out)
 
     def _concurrent(self, target, out: Path) -> None:
-        from rich.console import Console
-
         from sqs_conformance.adapters.base import TargetError
         from sqs_conformance.conformance.concurrent.command import default_cases, run_clients
         from sqs_conformance.conformance.concurrent.finding import timeline
@@ -89,7 +87,7 @@ class ConformanceItem(pytest.Item):
         how = ConcurrentOptions(clients=self.clients, cases=default_cases(target.clock.kind), seed=options.sqs_seed,
                                 budget=options.sqs_budget or None)  # 0: no limit, as run's
         try:
-            result = run_clients(target, self.profile, how, out, Console(quiet=True))
+            result = run_clients(target, self.profile, how, out)
         except TargetError as error:
             raise ConformanceFailure(f"sqs-conformance: {error}") from None
         finally:

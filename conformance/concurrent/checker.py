@@ -179,7 +179,7 @@ class _Replay:
         verdict = judge(self.model, self.ids, o)
         if isinstance(o.response, ReceiveOk) and fits(verdict):
             self._received(o)
-        return verdict, _among_consumers(verdict, o.client, holders, self.model)
+        return verdict, _among_consumers(verdict, o.client, holders)
 
     def _messages_of(self, o: HistoryOp) -> list[str]:
         """The model ids of the messages `o` returned or names a receipt of."""
@@ -210,7 +210,7 @@ class _Replay:
                 self.held.append(held)
 
 
-def _among_consumers(verdict: Verdict, client: int, holders: dict[str, set[int]], model: Model) -> Verdict:
+def _among_consumers(verdict: Verdict, client: int, holders: dict[str, set[int]]) -> Verdict:
     """The verdict with each divergence and note naming its rule among consumers, where the message it concerns
     was another consumer's."""
     def renamed(d: Divergence) -> Divergence:

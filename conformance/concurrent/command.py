@@ -27,7 +27,7 @@ def default_cases(clock_kind: str) -> int:
     return DEFAULT_CASES["virtual" if clock_kind == "virtual" else "real"]
 
 
-def run_clients(target: Target, profile: str, options: ConcurrentOptions, out_dir: Path, console: Console,
+def run_clients(target: Target, profile: str, options: ConcurrentOptions, out_dir: Path,
                 on_case=None) -> ConcurrentResult:
     """The run, its trace in `out_dir` (kept as far as it got if the run is stopped), its findings written."""
     trace = TraceWriter(out_dir / "trace.jsonl")

@@ -1,5 +1,5 @@
-"""A concurrent finding: the shortest history that shows a rule broken, as one column per client (TIMELINE.txt and
-the report), its trace lines (history.jsonl, which `check` and `confirm` read), and RULE.py, which replays it with
+"""A concurrent finding: the shortest history that shows a rule broken, as one column per client (TIMELINE.txt),
+its trace lines (history.jsonl, which `check` and `confirm` read), and RULE.py, which replays it with
 threads against any endpoint."""
 
 from __future__ import annotations
@@ -34,9 +34,10 @@ class ConcurrentFinding:
         return len(self.history.ops)
 
 
-def timeline(finding: ConcurrentFinding) -> str:
+def timeline(finding: ConcurrentFinding, verdict: HistoryVerdict | None = None) -> str:
+    """The finding in words; `verdict`: the checker's on its history, where the caller has it already."""
     history = finding.history
-    verdict = check_history(history)
+    verdict = verdict or check_history(history)
     names = _Names()
     clients = sorted({o.client for o in history.ops})
     first_wall = history.ops[0].invoke_wall if history.ops else 0.0
@@ -123,11 +124,11 @@ def operation_words_named(o: HistoryOp, names: _Names) -> str:
 
 def write_finding(finding: ConcurrentFinding, folder: Path, target: str, version: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    verdict: HistoryVerdict = check_history(finding.history)
+    verdict = check_history(finding.history)
     lines = records(finding.history, verdict, run_id="finding", target=target, target_version=version,
                     case=finding.case)
     (folder / "history.jsonl").write_text("".join(dumps(line) + "\n" for line in lines), encoding="utf-8")
-    (folder / "TIMELINE.txt").write_text(timeline(finding), encoding="utf-8")
+    (folder / "TIMELINE.txt").write_text(timeline(finding, verdict), encoding="utf-8")
     (folder / "RULE.py").write_text(script(finding.rule), encoding="utf-8")
     (folder / "finding.json").write_text(json.dumps({
         "rule": finding.rule, "expected": finding.divergence.expected, "observed": finding.divergence.observed,

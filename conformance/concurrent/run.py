@@ -99,14 +99,14 @@ def run_concurrent(target: Target, profile: str, options: ConcurrentOptions = Co
     try:
         for case in range(options.cases - drawn):
             stop_if_due(deadline)
-            history = _threads_case(target, profile, options, RandomDraw(seed * 7919 + case), deadline)
+            history = _case(target, profile, options, RandomDraw(seed * 7919 + case), deadline, drawn=False)
             verdict = check_history(history, options.search_budget)
             seen(history, verdict)
             _keep_findings(result, history, verdict, result.cases - 1)
         if drawn:
             def play(draw: HypothesisDraw) -> History:
                 stop_if_due(deadline)
-                return _drawn_case(target, profile, options, draw, deadline)
+                return _case(target, profile, options, draw, deadline, drawn=True)
 
             for _, history, verdict in drawn_cases(play, drawn, seed, options.search_budget, seen):
                 _keep_findings(result, history, verdict, result.cases - 1)
@@ -123,22 +123,17 @@ def _workload(target: Target, profile: str, options: ConcurrentOptions, draw: Dr
     return draw_workload(draw, options.clients, options.rounds, profile == "sqs-fifo", pace)
 
 
-def _threads_case(target: Target, profile: str, options: ConcurrentOptions, draw: Draw,
-                  deadline: float | None) -> History:
+def _case(target: Target, profile: str, options: ConcurrentOptions, draw: Draw, deadline: float | None,
+          drawn: bool) -> History:
+    """One case on fresh queues: its clients as threads, or (`drawn`) one operation at a time in the order `draw`
+    gives."""
     target.reset()
     connections = clients_of(target, options.clients)
     try:
-        return threads(connections, profile, _workload(target, profile, options, draw), deadline)
-    finally:
-        close_shared(connections)
-
-
-def _drawn_case(target: Target, profile: str, options: ConcurrentOptions, draw: Draw,
-                deadline: float | None) -> History:
-    target.reset()
-    connections = clients_of(target, options.clients)
-    try:
-        return interleaved(connections, profile, _workload(target, profile, options, draw), draw, deadline)
+        workload = _workload(target, profile, options, draw)
+        if drawn:
+            return interleaved(connections, profile, workload, draw, deadline)
+        return threads(connections, profile, workload, deadline)
     finally:
         close_shared(connections)
 

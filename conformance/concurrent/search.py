@@ -23,19 +23,10 @@ NOTES_TRIED = (0, 1, 2, float("inf"))  # early returns an order may hold, tried 
 
 
 @dataclass
-class Placed:
-    """An operation in the order found, as the model judged it there."""
-
-    op: HistoryOp
-    verdict: Verdict
-
-
-@dataclass
 class Searched:
     status: str  # "ordered", "none" (no order fits every answer) or "undecided" (the budget ran out)
     order: list[int] = field(default_factory=list)  # positions in the part: the order found, or the deepest tried
     failed_at: int | None = None  # where no order exists: the position of the operation that fit nowhere next
-    failure: Verdict | None = None  # ... and the model's verdict on it there
     judged: int = 0  # steps the search judged
 
 
@@ -96,7 +87,7 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
     stack: list[_Frame] = []
     seen: set = set()
     judged = 0
-    deepest: tuple[int, list[int], int | None, Verdict | None] = (-1, [], None, None)
+    deepest: tuple[int, list[int], int | None] = (-1, [], None)  # how deep, the order there, what failed next
     chosen: int | None = None  # an operation taken from a frame, to judge next
     while True:
         if chosen is None:
@@ -126,13 +117,13 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
             else:
                 continue
         elif len(order) > deepest[0]:
-            deepest = (len(order), list(order), chosen, verdict)
+            deepest = (len(order), list(order), chosen)
         # back to the latest branch with something untried
         chosen = None
         while stack and not stack[-1].untried:
             stack.pop()
         if not stack:
-            return Searched("none", deepest[1], deepest[2], deepest[3], judged)
+            return Searched("none", deepest[1], deepest[2], judged)
         frame = stack[-1]
         chosen = frame.untried.pop(0)
         last = not frame.untried

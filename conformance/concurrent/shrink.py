@@ -54,7 +54,9 @@ def smallest(history: History, ops: list[HistoryOp], last: HistoryOp, shown: Div
             firsts.setdefault(key, o.index)
     tried = 0
     for o in reversed(list(kept)):
-        if o is last or tried >= OMISSIONS_TRIED:
+        if tried >= OMISSIONS_TRIED:
+            break
+        if o is last:
             continue
         tried += 1
         without = [k for k in kept if k is not o]

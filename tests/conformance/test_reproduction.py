@@ -158,14 +158,12 @@ def test_a_divergence_shown_only_by_exact_time_is_marked_so(tmp_path, wait, time
 def test_a_concurrent_findings_script_replays_it_with_threads_on_an_endpoint(moto_server, tmp_path):
     """RULE.py of a concurrent finding (a fault among consumers of an in-house queue) run against moto's server,
     which hides what it hands out: the replay ends, judged, as not reproduced."""
-    from rich.console import Console
-
     from sqs_conformance.conformance.concurrent.command import run_clients
     from sqs_conformance.conformance.concurrent.run import ConcurrentOptions
     from tests.concurrent.targets import ForgetfulConsumers
 
     result = run_clients(ForgetfulConsumers("sqs-standard"), "sqs-standard",
-                         ConcurrentOptions(clients=3, cases=6, seed=1, mode="drawn"), tmp_path, Console(quiet=True))
+                         ConcurrentOptions(clients=3, cases=6, seed=1, mode="drawn"), tmp_path)
     assert "RCV-EXCLUSIVE" in result.findings
     script = tmp_path / "concurrent" / "RCV-EXCLUSIVE" / "RULE.py"
     done = subprocess.run([sys.executable, str(script), "--endpoint-url", moto_server.url, "--tries", "2"],
