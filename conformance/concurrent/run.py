@@ -141,7 +141,7 @@ def _case(target: Target, profile: str, options: ConcurrentOptions, draw: Draw, 
 def _keep_findings(result: ConcurrentResult, history: History, verdict: HistoryVerdict, case: int) -> None:
     """Each rule broken, reduced to its shortest history; the shortest of the run's is kept."""
     shown = [(v.part.ops, v.op, v.divergence) for v in verdict.violations]
-    shown += [(_together(parts), op, d) for op, d, parts in verdict.repeated]
+    shown += [(_together(history, parts), op, d) for op, d, parts in verdict.repeated]
     for ops, last, divergence in shown:
         known = result.findings.get(divergence.rule)
         if known is not None and known.size <= 4:
@@ -152,15 +152,17 @@ def _keep_findings(result: ConcurrentResult, history: History, verdict: HistoryV
                                                                  len(history.ops))
 
 
-def _together(parts: list[Part]) -> list[HistoryOp]:
+def _together(history: History, parts: list[Part]) -> list[HistoryOp]:
     """The operations of several parts (each early return of a count may be in a part of its own), in history
-    order, those every part shares (the queue's creation) once."""
+    order, each once: a receive cut into two of them answers the messages of both, in the order it returned them."""
     ops: dict[int, HistoryOp] = {}
     for part in parts:
         for o in part.ops:
             known = ops.get(o.index)
-            if known is not None and isinstance(known.response, ReceiveOk) and known is not o:
-                # one receive, cut in two parts: its messages of both again, in the order it returned them
-                o = replace(o, response=ReceiveOk(known.response.messages + o.response.messages))  # type: ignore
+            if known is not None and known is not o and isinstance(o.response, ReceiveOk):
+                ids = {m.message_id for m in (*known.response.messages, *o.response.messages)}  # type: ignore
+                whole = history.ops[o.index].response
+                assert isinstance(whole, ReceiveOk)
+                o = replace(o, response=ReceiveOk(tuple(m for m in whole.messages if m.message_id in ids)))
             ops[o.index] = o
     return [ops[i] for i in sorted(ops)]
