@@ -234,18 +234,17 @@ def _exclusive_receives(steps: list[StepJudgement], held: list[_Held], tolerance
     by_queue: dict[str, list[_Held]] = {}
     for h in sorted(held, key=lambda h: h.from_wall):
         by_queue.setdefault(h.queue, []).append(h)
-    waiting = {queue: iter(found) for queue, found in by_queue.items()}
-    upcoming: dict[str, _Held | None] = {queue: next(found, None) for queue, found in waiting.items()}
+    taken = dict.fromkeys(by_queue, 0)  # per queue, how many of its receipts the sweep has reached
     active: dict[str, list[_Held]] = {queue: [] for queue in by_queue}
     for step in steps:  # in invoke order: a receipt held before one receive may still be held at the next
         o = step.op
         if not isinstance(o.op, ReceiveMessage) or not isinstance(o.response, ReceiveOk) \
                 or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED) or o.op.queue not in active:
             continue
-        queue = o.op.queue
-        while upcoming[queue] is not None and upcoming[queue].from_wall < o.invoke_wall:  # type: ignore[union-attr]
-            active[queue].append(upcoming[queue])  # type: ignore[arg-type]
-            upcoming[queue] = next(waiting[queue], None)
+        queue, waiting = o.op.queue, by_queue[o.op.queue]
+        while taken[queue] < len(waiting) and waiting[taken[queue]].from_wall < o.invoke_wall:
+            active[queue].append(waiting[taken[queue]])
+            taken[queue] += 1
         active[queue] = [h for h in active[queue] if h.until_wall > o.invoke_wall]  # let go before this one
         if any(held_by_another(o.client, {h.client}) and o.settles_by < h.until_wall
                and o.complete + tolerance < h.deadline for h in active[queue]):

@@ -112,10 +112,17 @@ def set_up(recorder: Recorder, first: Client, workload: Workload) -> None:
         recorder.send(first, first.operation(Action("send", group="g1" if workload.fifo else None)))  # type: ignore
 
 
-def threads(connections: list[Target], profile: str, workload: Workload, deadline: float | None = None) -> History:
+def _started(connections: list[Target], profile: str, workload: Workload,
+             deadline: float | None) -> tuple[list[Client], Recorder]:
+    """A client per connection, and the recorder, the queue and its backlog set up by the first client."""
     clients = [Client(i, c, workload.fifo) for i, c in enumerate(connections)]
     recorder = Recorder(connections[0], profile, len(clients), deadline)
     set_up(recorder, clients[0], workload)
+    return clients, recorder
+
+
+def threads(connections: list[Target], profile: str, workload: Workload, deadline: float | None = None) -> History:
+    clients, recorder = _started(connections, profile, workload, deadline)
     recorder.round = 1
     advances = iter([r.advance for r in workload.rounds])
 
@@ -145,9 +152,7 @@ def threads(connections: list[Target], profile: str, workload: Workload, deadlin
 
 def interleaved(connections: list[Target], profile: str, workload: Workload, draw: Draw,
                 deadline: float | None = None) -> History:
-    clients = [Client(i, c, workload.fifo) for i, c in enumerate(connections)]
-    recorder = Recorder(connections[0], profile, len(clients), deadline)
-    set_up(recorder, clients[0], workload)
+    clients, recorder = _started(connections, profile, workload, deadline)
     for round_ in workload.rounds:
         recorder.round += 1
         pending = [list(actions) for actions in round_.actions]
