@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -32,9 +31,6 @@ from sqs_conformance.model.values import (
 CONSUMERS = 8
 MESSAGES = 40
 ROUNDS = 20  # how many tries a race may take to show
-
-needs_postgres = pytest.mark.skipif(not Path("/usr/lib/postgresql/15/bin/initdb").is_file(),
-                                    reason="PostgreSQL 15 is not installed (Debian: apt-get install postgresql-15)")
 
 
 def _in_threads(work, connections: list[Target]) -> list:
@@ -151,42 +147,27 @@ def _clock_never_goes_back(owner: Target) -> None:
 # --- the correct designs -------------------------------------------------------------------------------------------
 
 
-def test_redis_shared_connections_never_deliver_a_message_twice(shared_redis):
-    owner = RedisQueueTarget("sqs-standard")
-    try:
-        _no_message_twice(owner)
-    finally:
-        owner.close()
+@pytest.fixture(params=["redisq", "pgq"])
+def design(request):
+    """The correct design on its server (shared by the module), closed after the test."""
+    if request.param == "redisq":
+        request.getfixturevalue("shared_redis")
+        owner = RedisQueueTarget("sqs-standard")
+    else:
+        request.getfixturevalue("shared_postgres")  # skips where PostgreSQL is not installed
+        from benchmarks.reference_designs.pgq.target import PostgresQueue
+
+        owner = PostgresQueue("sqs-standard")
+    yield owner
+    owner.close()
 
 
-@needs_postgres
-def test_pgq_shared_connections_never_deliver_a_message_twice(shared_postgres):
-    from benchmarks.reference_designs.pgq.target import PostgresQueue
-
-    owner = PostgresQueue("sqs-standard")
-    try:
-        _no_message_twice(owner)
-    finally:
-        owner.close()
+def test_shared_connections_of_a_design_never_deliver_a_message_twice(design):
+    _no_message_twice(design)
 
 
-def test_redis_long_polls_of_shared_connections_never_move_the_clock_back(shared_redis):
-    owner = RedisQueueTarget("sqs-standard")
-    try:
-        _clock_never_goes_back(owner)
-    finally:
-        owner.close()
-
-
-@needs_postgres
-def test_pgq_long_polls_of_shared_connections_never_move_the_clock_back(shared_postgres):
-    from benchmarks.reference_designs.pgq.target import PostgresQueue
-
-    owner = PostgresQueue("sqs-standard")
-    try:
-        _clock_never_goes_back(owner)
-    finally:
-        owner.close()
+def test_long_polls_of_a_designs_shared_connections_never_move_the_clock_back(design):
+    _clock_never_goes_back(design)
 
 
 def test_a_redis_shared_connection_owns_nothing(shared_redis):
@@ -208,7 +189,6 @@ def test_a_redis_shared_connection_owns_nothing(shared_redis):
     assert list(shared_redis.scan_iter(match=f"{owner._namespace}:*")) == []
 
 
-@needs_postgres
 def test_a_pgq_shared_connection_owns_nothing(shared_postgres):
     from benchmarks.reference_designs.pgq.target import PostgresQueue
 
@@ -224,7 +204,6 @@ def test_a_pgq_shared_connection_owns_nothing(shared_postgres):
         owner.close()
 
 
-@needs_postgres
 def test_pgq_no_row_locks_variant_shares_its_race(shared_postgres):
     from benchmarks.reference_designs.pgq.variants import NoRowLocks
 
