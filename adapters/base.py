@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import threading
 import time
 from abc import ABC, abstractmethod
 from typing import Protocol
@@ -171,13 +170,11 @@ def redact(text: str) -> str:
 
 
 class SharedView(Target):
-    """Another client of `primary`'s queues through `primary` itself (its `shared_connection` where its connection
-    serves many threads at once, as a boto3 client does). Under `lock`, where the target's own code is not safe for
-    threads (the model): its requests then take effect one at a time, in some order the threads make."""
+    """Another client of `primary`'s queues through `primary` itself: its `shared_connection` where one connection
+    serves many threads at once (a boto3 client; the model, which takes one step at a time under its own lock)."""
 
-    def __init__(self, primary: Target, lock: threading.Lock | None = None) -> None:
+    def __init__(self, primary: Target) -> None:
         self.primary = primary
-        self.lock = lock
         self.name, self.profiles, self.tolerance = primary.name, primary.profiles, primary.tolerance
 
     @property
@@ -185,10 +182,7 @@ class SharedView(Target):
         return self.primary.clock
 
     def execute(self, op: Operation) -> Response:
-        if self.lock is None:
-            return self.primary.execute(op)
-        with self.lock:
-            return self.primary.execute(op)
+        return self.primary.execute(op)
 
     def version(self) -> str:
         return self.primary.version()
