@@ -263,10 +263,7 @@ def _clients_table(row: list[Cell], profile: str) -> list[str]:
     if not checked:
         return []
     exercised = [r.id for r in rules_for(profile) if any(r.id in c.concurrent for c in checked)]
-    ended = [datetime.fromisoformat(c.concurrent_checked) for c in checked if c.concurrent_checked]
-    began = [datetime.fromisoformat(c.concurrent_checked) - timedelta(seconds=c.concurrent_seconds)
-             for c in checked if c.concurrent_checked]
-    when = f"{_minute(min(began))} to {_minute(max(ended))} UTC" if ended else "not recorded"
+    when = _when([(c.concurrent_checked, c.concurrent_seconds) for c in checked])
     commands = list(dict.fromkeys(f"`{c.concurrent_command}`" for c in checked if c.concurrent_command))
     lines = [f"### {profile}: {_one_or_each([str(c.clients) for c in checked], '?')} clients on one queue", "",
              "Each emulator again, on a real clock, with that many consumers sending at once "
@@ -305,9 +302,7 @@ def _one_or_each(values: list[str], unknown: str) -> str:
 def page(cells: list[Cell], command: str, written: datetime) -> str:
     """The whole page the matrix writes (docs/emulators.md): headed with when and by which command it was measured,
     the emulators' versions and the machine, then the tables. Nothing on it is written by hand."""
-    ended = [datetime.fromisoformat(c.checked) for c in cells if c.checked]
-    began = [datetime.fromisoformat(c.checked) - timedelta(seconds=c.seconds) for c in cells if c.checked]
-    when = f"{_minute(min(began))} to {_minute(max(ended))} UTC" if ended else "not recorded"
+    when = _when([(c.checked, c.seconds) for c in cells])
     versions = ", ".join(dict.fromkeys(f"{c.emulator} {c.version}".strip() for c in cells if c.version)) or "—"
     lines = ["# Emulator matrix", "",
              "<!-- Written by `sqs-conformance matrix`: do not edit by hand, run it again "
@@ -331,6 +326,15 @@ def page(cells: list[Cell], command: str, written: datetime) -> str:
         lines += [f"**Incomplete:** not checked: {', '.join(missing)} (the command was given other emulators or "
                   "profiles, or stopped before them).", ""]
     return "\n".join(lines) + "\n" + markdown(cells)
+
+
+def _when(checks: list[tuple[str, float]]) -> str:
+    """From the first start to the last end of these checks (each when it ended, ISO 8601, and how long it took)."""
+    ended = [datetime.fromisoformat(at) for at, _ in checks if at]
+    if not ended:
+        return "not recorded"
+    began = [datetime.fromisoformat(at) - timedelta(seconds=seconds) for at, seconds in checks if at]
+    return f"{_minute(min(began))} to {_minute(max(ended))} UTC"
 
 
 def _minute(moment: datetime) -> str:
