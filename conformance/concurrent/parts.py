@@ -20,6 +20,8 @@ miss a violation there, never report a false one. docs/guide/concurrency.md list
 
 from __future__ import annotations
 
+import bisect
+import heapq
 from dataclasses import dataclass, field, replace
 
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
@@ -129,26 +131,46 @@ def decompose(history: History) -> Decomposed:
             parts.setdefault(root, Part(root))
             span = spans.setdefault(root, [o.invoke_wall, o.settles_by])
             span[1] = max(span[1], o.settles_by)
+    overlapping = _Overlapping({root: span for root, span in spans.items() if root != QUEUE_OWN})
     for o, destination in routed:
         if destination is None:
-            for root, part in parts.items():
-                if root == QUEUE_OWN or _may_touch(o, spans[root]):
-                    part.ops.append(o)
+            for root in [QUEUE_OWN, *_touched(o, parts, overlapping)]:
+                parts[root].ops.append(o)
         else:
             parts[QUEUE_OWN if destination == QUEUE_OWN else keys.find(destination)].ops.append(o)
     return Decomposed(list(parts.values()), unjudged)
 
 
-def _may_touch(o: HistoryOp, span: list[float]) -> bool:
-    """Whether an operation on the whole queue may act on a part's messages: a queue's creation and attributes
-    always; a purge (or a receive whose answer was lost) only while the part's messages may be there, and only if
-    it may have taken effect (a refused purge did nothing: its refusal is judged in the queue's own part)."""
+def _touched(o: HistoryOp, parts: dict[str, Part], overlapping: _Overlapping) -> list[str]:
+    """The parts (other than the queue's own) an operation on the whole queue may act on: every one for a queue's
+    creation and attributes; for a purge (or a receive whose answer was lost) those whose messages may be there
+    while it takes effect, and none if it surely did nothing (a refused purge: judged in the queue's own part)."""
     if isinstance(o.op, (CreateQueue, SetQueueAttributes)):
-        return True
+        return [root for root in parts if root != QUEUE_OWN]
     if isinstance(o.response, Error):
-        return False
-    first_sent, last_settled = span
-    return o.invoke_wall <= last_settled and first_sent <= o.settles_by
+        return []
+    return overlapping.during(o.invoke_wall, o.settles_by)
+
+
+class _Overlapping:
+    """The parts whose span [first sent, last settled] meets a window, asked in the order windows open (history
+    order): a sweep, so that a history's purges cost in the parts alive around them, not in every part."""
+
+    def __init__(self, spans: dict[str, list[float]]) -> None:
+        self._by_start = sorted(spans.items(), key=lambda item: item[1][0])
+        self._starts = [span[0] for _, span in self._by_start]
+        self._next = 0  # parts from here on have not started by the last window's opening
+        self._open: list[tuple[float, int, str]] = []  # heap of (last settled, start order, root): parts started
+
+    def during(self, opens: float, closes: float) -> list[str]:
+        while self._next < len(self._by_start) and self._starts[self._next] <= opens:
+            root, span = self._by_start[self._next]
+            heapq.heappush(self._open, (span[1], self._next, root))
+            self._next += 1
+        while self._open and self._open[0][0] < opens:  # ended before this window: before every later one too
+            heapq.heappop(self._open)
+        starting = self._by_start[self._next:bisect.bisect_right(self._starts, closes, lo=self._next)]
+        return [root for _, _, root in self._open] + [root for root, _ in starting]
 
 
 def _blind_from(history: History, message_of: dict[str, str]) -> dict[str, float]:
