@@ -39,7 +39,8 @@ from botocore.exceptions import ClientError  # noqa: E402
 
 from sqs_conformance.adapters.model_target import ModelTarget  # noqa: E402
 from sqs_conformance.adapters.moto_target import MotoTarget  # noqa: E402
-from sqs_conformance.conformance.runner import RUN_COLLECTION_THRESHOLD, RunOptions, run  # noqa: E402
+from sqs_conformance.conformance.collector import COLLECTION_THRESHOLD  # noqa: E402
+from sqs_conformance.conformance.runner import RunOptions, run  # noqa: E402
 from sqs_conformance.conformance.session import Session  # noqa: E402
 from sqs_conformance.conformance.trace import read_trace  # noqa: E402
 from sqs_conformance.model.rules import CATALOGUE  # noqa: E402
@@ -464,7 +465,7 @@ def main() -> None:
                 " each case's set-up)")
         print(f"  the cycle collector, within those: {1000 * first.spent['collector'] / first.steps:.2f} ms a step "
               f"({first.spent['collector'] / first.seconds:.0%}, {first.spent['collections']:.0f} collections; the "
-              f"run's threshold for the youngest generation: {RUN_COLLECTION_THRESHOLD:,}, CPython's default 700)")
+              f"run's threshold for the youngest generation: {COLLECTION_THRESHOLD:,}, CPython's default 700)")
         print("  the mix: " + ", ".join(f"{k} {v}" for k, v in first.mix.most_common()))
         same_mix = statistics.median(r.suite_rate / r.raw_rate for r in rounds)
         replayed = statistics.median(r.suite_rate / r.replay_rate for r in rounds)

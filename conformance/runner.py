@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hypothesis
 import ast
-import gc
 import itertools
 import sys
 import threading
@@ -19,13 +18,14 @@ import time
 import uuid
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky, UnsatisfiedAssumption
 
+from sqs_conformance.conformance.collector import fewer_collections
 from sqs_conformance.adapters import interrupt
 from sqs_conformance.adapters.base import Target
 from sqs_conformance.adapters.registry import close_all
@@ -65,12 +65,6 @@ REPLAYABLE_WAITING = 60.0
 # How long a stopped run waits for the queues it created to be deleted (Ctrl-C must stop it within seconds); those
 # left are found by `sqs-conformance cleanup`.
 CLEANUP_SECONDS = 1.0
-# The cycle collector's youngest-generation threshold during a run (CPython's default is 700). A step allocates
-# thousands of short-lived objects (botocore, moto, the model) over a heap of long-lived ones (Hypothesis' tree of
-# cases, the trace's held rows), and each collection of the oldest generation walks that heap: a run on moto
-# in-process, alone in its process, spent 0.17-0.22 ms a step (7-9%) in the collector at the default, 0.06-0.10 ms
-# at this threshold (benchmarks/throughput.py prints the collector's share).
-RUN_COLLECTION_THRESHOLD = 10_000
 
 @dataclass
 class Finding:
@@ -262,7 +256,7 @@ def run(target: Target | Sequence[Target], profile: str, options: RunOptions = R
         virtual = all(t.clock.kind == "virtual" for t in targets)
         shrink_seconds = VIRTUAL_CLOCK_SHRINK_SECONDS if virtual else REAL_CLOCK_SHRINK_SECONDS
     try:
-        with shrinking_at_most(shrink_seconds), _fewer_collections.during_a_run():
+        with shrinking_at_most(shrink_seconds), fewer_collections():
             if options.witnesses:
                 phase = time.monotonic()
                 try:
@@ -414,35 +408,6 @@ def _more_connections(targets: list[Target]) -> list[Target]:
     return more
 
 
-class _FewerCollections:
-    """The cycle collector run less often while any run of this process is under way (RUN_COLLECTION_THRESHOLD),
-    and set back as it was once the last of its concurrent runs ends. Objects freed by reference counting (nearly
-    all a step makes) are freed as before."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._runs = 0
-        self._before: tuple[int, ...] = gc.get_threshold()
-
-    @contextmanager
-    def during_a_run(self) -> Iterator[None]:
-        with self._lock:
-            if self._runs == 0:
-                self._before = gc.get_threshold()
-                youngest, *older = self._before
-                if youngest:  # 0: automatic collection is off, and stays so
-                    gc.set_threshold(max(youngest, RUN_COLLECTION_THRESHOLD), *older)
-            self._runs += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._runs -= 1
-                if self._runs == 0:
-                    gc.set_threshold(*self._before)
-
-
-_fewer_collections = _FewerCollections()
 
 
 @contextmanager

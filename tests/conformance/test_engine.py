@@ -136,7 +136,7 @@ def test_shrinking_is_capped_for_the_clock_and_restored_after():
 def test_a_run_collects_cycles_less_often_and_leaves_the_collector_as_it_found_it():
     import gc
 
-    from sqs_conformance.conformance.runner import RUN_COLLECTION_THRESHOLD
+    from sqs_conformance.conformance.collector import COLLECTION_THRESHOLD, fewer_collections
 
     class NotingModel(ModelTarget):
         """The model, noting the collector's thresholds in force at each step; it fails if asked to."""
@@ -155,7 +155,7 @@ def test_a_run_collects_cycles_less_often_and_leaves_the_collector_as_it_found_i
     try:
         target = NotingModel("sqs-standard")
         run(target, "sqs-standard", RunOptions(examples=2, seed=1, steps_per_case=5, coverage_rounds=0))
-        assert target.seen == {(RUN_COLLECTION_THRESHOLD, 11, 12)}
+        assert target.seen == {(COLLECTION_THRESHOLD, 11, 12)}
         assert gc.get_threshold() == (900, 11, 12)
 
         target.fail = True
@@ -164,11 +164,11 @@ def test_a_run_collects_cycles_less_often_and_leaves_the_collector_as_it_found_i
         assert gc.get_threshold() == (900, 11, 12)
 
         # Runs overlapping in threads: the first to end leaves it raised for the other, the last sets it back.
-        first, second = runner._fewer_collections.during_a_run(), runner._fewer_collections.during_a_run()
+        first, second = fewer_collections(), fewer_collections()
         first.__enter__()
         second.__enter__()
         first.__exit__(None, None, None)
-        assert gc.get_threshold()[0] == RUN_COLLECTION_THRESHOLD
+        assert gc.get_threshold()[0] == COLLECTION_THRESHOLD
         second.__exit__(None, None, None)
         assert gc.get_threshold() == (900, 11, 12)
 
