@@ -17,7 +17,7 @@ from sqs_conformance.adapters.model_target import ModelTarget
 from sqs_conformance.conformance.concurrent.checker import check_history
 from sqs_conformance.conformance.concurrent.clients import clients_of, close_shared, threads
 from sqs_conformance.conformance.concurrent.history import History
-from sqs_conformance.conformance.concurrent.search import judge
+from sqs_conformance.conformance.concurrent.path import judge
 from sqs_conformance.conformance.concurrent.workload import VIRTUAL, RandomDraw, draw_workload
 from sqs_conformance.conformance.translate import IdMap
 from sqs_conformance.model import Model

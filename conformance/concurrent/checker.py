@@ -1,7 +1,7 @@
 """A concurrent history's verdict: each part searched for an order consistent with every answer (`search.py`),
-then the order found replayed to judge each step as a single client's run judges it, with two additions a single
-client cannot have: rules named among consumers (`model/consumers.py`), and RCV-EXCLUSIVE decided on every receive
-that another consumer's receipt kept a message from.
+its steps judged on the way (`path.py`) as a single client's run judges them, with two additions a single client
+cannot have: rules named among consumers (`model/consumers.py`), and RCV-EXCLUSIVE decided on every receive that
+another consumer's receipt kept a message from.
 
 A part with no consistent order fails at the operation that fit nowhere next in the deepest order the search
 reached, with the rule the model names there. A part whose search spent its budget is undecided: its steps are
@@ -11,18 +11,18 @@ the order found, by the same policy as a single case of every other run (`redeli
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from sqs_conformance.conformance.collector import fewer_collections
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.concurrent.parts import Decomposed, Part, decompose
-from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, fits, judge, search
+from sqs_conformance.conformance.concurrent.path import Held
+from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, search
 from sqs_conformance.conformance.redelivery import EarlyReturns
-from sqs_conformance.conformance.translate import IdMap, handles_named
 from sqs_conformance.model import Divergence, Model
-from sqs_conformance.model.consumers import among_consumers, held_by_another
-from sqs_conformance.model.outcomes import Verdict, copied
+from sqs_conformance.model.consumers import held_by_another
 from sqs_conformance.model.rules import RCV_EXCLUSIVE, RCV_INTEGRITY
-from sqs_conformance.model.state import Gone, Hidden, Timing
+from sqs_conformance.model.state import Timing
 from sqs_conformance.model.values import ReceiveMessage, ReceiveOk
 from sqs_conformance.model.verdicts import StepVerdict
 
@@ -89,6 +89,11 @@ def check_history(history: History, budget: int = DEFAULT_BUDGET) -> HistoryVerd
     """`history` (operations numbered in invoke order, `History.in_order`) judged against the model. Its early
     returns are counted within it alone (a history is one case: two of one rule are not rare), so that a run,
     `check` and `confirm` judge it alike whatever came before."""
+    with fewer_collections():  # every step's verdict is kept: a large history is a large heap
+        return _checked(history, budget)
+
+
+def _checked(history: History, budget: int) -> HistoryVerdict:
     early = EarlyReturns().case()
     # Windows on every clock: on a virtual one another client's long poll may move the clock between an operation's
     # invoke and its effect, so it too took effect somewhere in [invoke, complete].
@@ -102,7 +107,7 @@ def check_history(history: History, budget: int = DEFAULT_BUDGET) -> HistoryVerd
     repeated: list[tuple[HistoryOp, Divergence, list[Part]]] = []
     noted: dict[str, list[Part]] = {}  # per rule, the parts its early returns were in, in the order counted
     undecided: list[Part] = []
-    held: list[_Held] = []
+    held: list[Held] = []
     for part in decomposed.parts:
         found = search(part.ops, base, budget)
         if found.status == "undecided":
@@ -110,10 +115,8 @@ def check_history(history: History, budget: int = DEFAULT_BUDGET) -> HistoryVerd
             for o in part.ops:
                 steps[o.index].add(StepVerdict.UNORDERED)
             continue
-        replay = _Replay(base, timing.tolerance)
-        for position in found.order:
+        for position, judged in zip(found.order, found.verdicts, strict=True):
             o = part.ops[position]
-            verdict, judged = replay.step(o)
             notes = list(judged.outcome.notes)
             for note in notes:
                 noted.setdefault(note.rule, [])
@@ -124,11 +127,10 @@ def check_history(history: History, budget: int = DEFAULT_BUDGET) -> HistoryVerd
             steps[o.index].add(StepVerdict.DIVERGENCE if not_rare else StepVerdict.NOTE if notes else
                                StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK,
                                judged.outcome.rules, judged.decisive, not_rare, notes)
-        held += replay.held
+        held += found.held
         if found.status == "none":
-            assert found.failed_at is not None
-            o = part.ops[found.failed_at]
-            _, judged = replay.step(o)
+            assert found.failed_at is not None and found.failure is not None
+            o, judged = part.ops[found.failed_at], found.failure
             divergence = judged.divergences[0] if judged.divergences else Divergence(
                 judged.outcome.rules[:1] or (RCV_INTEGRITY,), "an answer the model can follow",
                 "one it cannot", ())
@@ -146,96 +148,16 @@ def _unanswered(o: HistoryOp) -> bool:
     return o.settles_by == float("inf")
 
 
-@dataclass
-class _Held:
-    """A receipt a receive gave one client: from its answer to the next operation on the message, while the model
-    had the message surely in flight until `deadline` (model time)."""
-
-    queue: str
-    client: int
-    from_wall: float
-    until_wall: float
-    deadline: float
-
-
-class _Replay:
-    """An order found, judged step by step, with the client holding each receipt the model minted."""
-
-    def __init__(self, base: Model, tolerance: float) -> None:
-        self.model = base.fork()
-        self.ids = IdMap()
-        self.tolerance = tolerance
-        self.holder: dict[str, int] = {}  # model receipt handle -> the client its receive answered
-        self.held: list[_Held] = []
-        self._open: dict[str, _Held] = {}  # model message id -> its receipt still held
-
-    def step(self, o: HistoryOp) -> tuple[Verdict, Verdict]:
-        """The model's verdict on `o`, and the same with its rules named among consumers."""
-        messages = self._messages_of(o)
-        holders = {message_id: self._holders(message_id) for message_id in messages}
-        for message_id in messages:
-            if message_id in self._open:
-                self._open.pop(message_id).until_wall = o.invoke_wall
-        verdict = judge(self.model, self.ids, o)
-        if isinstance(o.response, ReceiveOk) and fits(verdict):
-            self._received(o)
-        return verdict, _among_consumers(verdict, o.client, holders)
-
-    def _messages_of(self, o: HistoryOp) -> list[str]:
-        """The model ids of the messages `o` returned or names a receipt of."""
-        found = []
-        if isinstance(o.response, ReceiveOk):
-            found += [self.ids.model_id(m.message_id) for m in o.response.messages]
-        for handle in handles_named(o.op):
-            info = self.model.handles.get(self.ids.model_id(handle) or "")
-            found.append(info.message_id if info is not None else None)
-        return [m for m in found if m is not None and m in self.model.messages]
-
-    def _holders(self, message_id: str) -> set[int]:
-        """The clients whose receipt the message may be in flight under."""
-        return {self.holder[s.receipt] for s in self.model.messages[message_id].states
-                if s.hidden is Hidden.RECEIPT and s.gone is Gone.NO and s.receipt in self.holder}
-
-    def _received(self, o: HistoryOp) -> None:
-        assert isinstance(o.response, ReceiveOk) and isinstance(o.op, ReceiveMessage)
-        for m in o.response.messages:
-            handle, message_id = self.ids.model_id(m.receipt_handle), self.ids.model_id(m.message_id)
-            if handle is None or message_id is None:
-                continue
-            self.holder[handle] = o.client
-            states = self.model.messages[message_id].states
-            if all(s.hidden is Hidden.RECEIPT and s.gone is Gone.NO for s in states):
-                deadline = min(s.visible_at for s in states) - max(s.slack for s in states)
-                self._open[message_id] = held = _Held(o.op.queue, o.client, o.settles_by, float("inf"), deadline)
-                self.held.append(held)
-
-
-def _among_consumers(verdict: Verdict, client: int, holders: dict[str, set[int]]) -> Verdict:
-    """The verdict with each divergence and note naming its rule among consumers, where the message it concerns
-    was another consumer's."""
-    def renamed(d: Divergence) -> Divergence:
-        whose = set().union(*(holders.get(m, set()) for m in d.message_ids)) if d.message_ids else \
-            set().union(*holders.values()) if holders else set()
-        rules = among_consumers(d.rules, client, whose)
-        return d if rules == d.rules else replace(d, rules=rules)
-
-    divergences = tuple(map(renamed, verdict.divergences))
-    notes = tuple(map(renamed, verdict.outcome.notes))
-    if divergences == verdict.divergences and notes == verdict.outcome.notes:
-        return verdict
-    return copied(verdict, divergences=divergences, outcome=copied(verdict.outcome, notes=notes))
-
-
-def _exclusive_receives(steps: list[StepJudgement], held: list[_Held], tolerance: float) -> None:
+def _exclusive_receives(steps: list[StepJudgement], held: list[Held], tolerance: float) -> None:
     """RCV-EXCLUSIVE is decided by a receive of one client made wholly while another client surely held a message
     of the same queue (from its receive's answer to the next operation on it, and before its deadline by more than
     the tolerance): breaking the rule would have returned that message. (A receive that did return it is judged
     in the message's part.)"""
-    by_queue: dict[str, list[_Held]] = {}
+    by_queue: dict[str, list[Held]] = {}
     for h in sorted(held, key=lambda h: h.from_wall):
         by_queue.setdefault(h.queue, []).append(h)
     taken = dict.fromkeys(by_queue, 0)  # per queue, how many of its receipts the sweep has reached
-    active: dict[str, list[_Held]] = {queue: [] for queue in by_queue}
+    active: dict[str, list[Held]] = {queue: [] for queue in by_queue}
     for step in steps:  # in invoke order: a receipt held before one receive may still be held at the next
         o = step.op
         if not isinstance(o.op, ReceiveMessage) or not isinstance(o.response, ReceiveOk) \
@@ -245,7 +167,10 @@ def _exclusive_receives(steps: list[StepJudgement], held: list[_Held], tolerance
         while taken[queue] < len(waiting) and waiting[taken[queue]].from_wall < o.invoke_wall:
             active[queue].append(waiting[taken[queue]])
             taken[queue] += 1
-        active[queue] = [h for h in active[queue] if h.until_wall > o.invoke_wall]  # let go before this one
+        # let go before this one, or its deadline passed before this one was sent (then before every later one's:
+        # the target's clock only moves forward in invoke order)
+        active[queue] = [h for h in active[queue] if h.until_wall > o.invoke_wall
+                         and o.invoke + tolerance < h.deadline]
         if any(held_by_another(o.client, {h.client}) and o.settles_by < h.until_wall
                and o.complete + tolerance < h.deadline for h in active[queue]):
             step.rules.add(RCV_EXCLUSIVE)

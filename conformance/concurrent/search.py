@@ -2,10 +2,11 @@
 
 A depth-first search in the manner of Wing and Gong's, as Porcupine and Knossos run it, over the operations that may
 take effect next: those sent before every pending operation's answer came back (`HistoryOp.precedes`). Where only
-one may, nothing is copied: most of a history is a single line. At a branch the model and the id map are copied once,
-and a state reached twice (the same operations done, the same model and ids) is not searched again. The search
-costs at most `budget` judged steps; past it the part is undecided, never failed. So is a part with an answer
-lost where the model cannot follow blind (a send's: it cannot tell which message, if any, the queue now holds).
+one may, nothing is copied: most of a history is a single line. At a branch the path (model, ids, receipts held) is
+copied once, and a state reached twice (the same operations done, the same model and ids) is not searched again.
+Each operation is judged once on the order found: its verdicts come with it. The search costs at most `budget`
+judged steps; past it the part is undecided, never failed. So is a part with an answer lost where the model cannot
+follow blind (a send's: it cannot tell which message, if any, the queue now holds).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sqs_conformance.conformance.concurrent.history import HistoryOp
-from sqs_conformance.conformance.translate import IdMap
+from sqs_conformance.conformance.concurrent.path import Held, Path, fits
 from sqs_conformance.model import Model
 from sqs_conformance.model.outcomes import Verdict
 from sqs_conformance.model.values import Unknown
@@ -28,29 +29,16 @@ class Searched:
     order: list[int] = field(default_factory=list)  # positions in the part: the order found, or the deepest tried
     failed_at: int | None = None  # where no order exists: the position of the operation that fit nowhere next
     judged: int = 0  # steps the search judged
-
-
-def fits(verdict: Verdict) -> bool:
-    return verdict.consistent and not verdict.divergences
-
-
-def judge(model: Model, ids: IdMap, o: HistoryOp) -> Verdict:
-    """`o` judged on `model` (which it changes), its fresh ids bound, as taking effect anywhere in its own window.
-    Not narrowed by the operations ordered before it: a queue may read its clock when a request arrives and take
-    effect after another that arrived later (a timestamp from before a delete that came first); nothing in the
-    evidence forbids it, so the checker permits it."""
-    verdict = model.observe(ids.op_for_model(o.op), o.invoke, ids.response_for_model(o.response),
-                            completed_at=o.complete)
-    ids.bind_fresh(verdict.outcome, o.response)
-    return verdict
+    verdicts: list[Verdict] = field(default_factory=list)  # each of `order`'s, its rules named among consumers
+    failure: Verdict | None = None  # the verdict on the operation at `failed_at`, named so too
+    held: list[Held] = field(default_factory=list)  # the receipts held on the way
 
 
 @dataclass
 class _Frame:
     """A branch: the state before it, and the operations still to try there."""
 
-    model: Model
-    ids: IdMap
+    path: Path
     done: int
     order_length: int
     notes: int
@@ -82,25 +70,26 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
     n = len(ops)
     sent, settles = [o.invoke_wall for o in ops], [o.settles_by for o in ops]
     notes = 0
-    model, ids, done = start.fork(), IdMap(), 0  # done: a bit per position
+    path, done = Path(start.fork()), 0  # done: a bit per position
     order: list[int] = []
+    verdicts: list[Verdict] = []
     stack: list[_Frame] = []
     seen: set = set()
     judged = 0
-    deepest: tuple[int, list[int], int | None] = (-1, [], None)  # how deep, the order there, what failed next
+    deepest = Searched("none", [])  # how deep the search went: the order there and what failed next
     chosen: int | None = None  # an operation taken from a frame, to judge next
     while True:
         if chosen is None:
             if len(order) == n:
-                return Searched("ordered", order, judged=judged)
+                return Searched("ordered", order, judged=judged, verdicts=verdicts, held=path.held)
             candidates = _next(sent, settles, done)
             chosen = candidates[0]
             if len(candidates) > 1:
-                stack.append(_Frame(model.fork(), ids.copy(), done, len(order), notes, candidates[1:]))
+                stack.append(_Frame(path.fork(), done, len(order), notes, candidates[1:]))
         if judged >= budget:
-            return Searched("undecided", deepest[1], judged=judged)
+            return Searched("undecided", deepest.order, judged=judged)
         judged += 1
-        verdict = judge(model, ids, ops[chosen])
+        verdict, named = path.step(ops[chosen])
         if not verdict.consistent and isinstance(ops[chosen].response, Unknown):
             # an answer lost where the model cannot follow blind (a send: which message, if any?), in any order
             return Searched("undecided", order, judged=judged)
@@ -108,28 +97,30 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
             done |= 1 << chosen
             notes += bool(verdict.outcome.notes)
             order.append(chosen)
+            verdicts.append(named)
             chosen = None
             if stack:  # only where a branch is open can a state come again
-                key = (done, notes, model.fingerprint(), ids.bindings())
+                key = (done, notes, path.model.fingerprint(), path.ids.bindings())
                 if key not in seen:
                     seen.add(key)
                     continue
             else:
                 continue
-        elif len(order) > deepest[0]:
-            deepest = (len(order), list(order), chosen)
+        elif len(order) > len(deepest.order) or deepest.failure is None:
+            deepest = Searched("none", list(order), chosen, verdicts=list(verdicts), failure=named, held=path.held)
         # back to the latest branch with something untried
         chosen = None
         while stack and not stack[-1].untried:
             stack.pop()
         if not stack:
-            return Searched("none", deepest[1], deepest[2], judged)
+            deepest.judged = judged
+            return deepest
         frame = stack[-1]
         chosen = frame.untried.pop(0)
         last = not frame.untried
-        model = frame.model if last else frame.model.fork()
-        ids = frame.ids if last else frame.ids.copy()
-        done, order, notes = frame.done, order[:frame.order_length], frame.notes
+        path = frame.path if last else frame.path.fork()
+        done, notes = frame.done, frame.notes
+        order, verdicts = order[:frame.order_length], verdicts[:frame.order_length]
         if last:
             stack.pop()
 

@@ -1,0 +1,119 @@
+"""One order of a part's operations as the search walks it: the model and the id map it has reached, and who holds
+each receipt the model minted on the way. Who holds what names a rule among consumers where a message was another
+consumer's (`model/consumers.py`), and the receipts held decide RCV-EXCLUSIVE (`checker.py`). Each operation is
+judged once, here: the order the search finds comes with its verdicts.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, replace
+
+from sqs_conformance.conformance.concurrent.history import HistoryOp
+from sqs_conformance.conformance.translate import IdMap, handles_named
+from sqs_conformance.model import Divergence, Model
+from sqs_conformance.model.consumers import among_consumers
+from sqs_conformance.model.outcomes import Verdict, copied
+from sqs_conformance.model.state import Gone, Hidden
+from sqs_conformance.model.values import ReceiveMessage, ReceiveOk
+
+
+def fits(verdict: Verdict) -> bool:
+    return verdict.consistent and not verdict.divergences
+
+
+def judge(model: Model, ids: IdMap, o: HistoryOp) -> Verdict:
+    """`o` judged on `model` (which it changes), its fresh ids bound, as taking effect anywhere in its own window.
+    Not narrowed by the operations ordered before it: a queue may read its clock when a request arrives and take
+    effect after another that arrived later (a timestamp from before a delete that came first); nothing in the
+    evidence forbids it, so the checker permits it."""
+    verdict = model.observe(ids.op_for_model(o.op), o.invoke, ids.response_for_model(o.response),
+                            completed_at=o.complete)
+    ids.bind_fresh(verdict.outcome, o.response)
+    return verdict
+
+
+@dataclass(frozen=True)
+class Held:
+    """A receipt a receive gave one client: from its answer to the next operation on the message, while the model
+    had the message surely in flight until `deadline` (model time)."""
+
+    queue: str
+    client: int
+    from_wall: float
+    until_wall: float
+    deadline: float
+
+
+class Path:
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.ids = IdMap()
+        self._holder: dict[str, int] = {}  # model receipt handle -> the client its receive answered
+        self._let_go: list[Held] = []  # receipts whose message another operation has acted on since
+        self._open: dict[str, Held] = {}  # model message id -> its receipt still held
+
+    def fork(self) -> Path:
+        other = copy.copy(self)
+        other.model, other.ids = self.model.fork(), self.ids.copy()
+        other._holder, other._let_go, other._open = dict(self._holder), list(self._let_go), dict(self._open)
+        return other
+
+    @property
+    def held(self) -> list[Held]:
+        return [*self._let_go, *self._open.values()]
+
+    def step(self, o: HistoryOp) -> tuple[Verdict, Verdict]:
+        """The model's verdict on `o` taking effect next, and the same with its rules named among consumers."""
+        messages = self._messages_of(o)
+        holders = {message_id: self._holders(message_id) for message_id in messages}
+        for message_id in messages:
+            if message_id in self._open:
+                self._let_go.append(replace(self._open.pop(message_id), until_wall=o.invoke_wall))
+        verdict = judge(self.model, self.ids, o)
+        if isinstance(o.response, ReceiveOk) and fits(verdict):
+            self._received(o)
+        return verdict, _among_consumers(verdict, o.client, holders) if holders else verdict
+
+    def _messages_of(self, o: HistoryOp) -> list[str]:
+        """The model ids of the messages `o` returned or names a receipt of."""
+        found = []
+        if isinstance(o.response, ReceiveOk):
+            found += [self.ids.model_id(m.message_id) for m in o.response.messages]
+        for handle in handles_named(o.op):
+            info = self.model.handles.get(self.ids.model_id(handle) or "")
+            found.append(info.message_id if info is not None else None)
+        return [m for m in found if m is not None and m in self.model.messages]
+
+    def _holders(self, message_id: str) -> set[int]:
+        """The clients whose receipt the message may be in flight under."""
+        return {self._holder[s.receipt] for s in self.model.messages[message_id].states
+                if s.hidden is Hidden.RECEIPT and s.gone is Gone.NO and s.receipt in self._holder}
+
+    def _received(self, o: HistoryOp) -> None:
+        assert isinstance(o.response, ReceiveOk) and isinstance(o.op, ReceiveMessage)
+        for m in o.response.messages:
+            handle, message_id = self.ids.model_id(m.receipt_handle), self.ids.model_id(m.message_id)
+            if handle is None or message_id is None:
+                continue
+            self._holder[handle] = o.client
+            states = self.model.messages[message_id].states
+            if all(s.hidden is Hidden.RECEIPT and s.gone is Gone.NO for s in states):
+                deadline = min(s.visible_at for s in states) - max(s.slack for s in states)
+                self._open[message_id] = Held(o.op.queue, o.client, o.settles_by, float("inf"), deadline)
+
+
+def _among_consumers(verdict: Verdict, client: int, holders: dict[str, set[int]]) -> Verdict:
+    """The verdict with each divergence and note naming its rule among consumers, where the message it concerns
+    was another consumer's."""
+    def renamed(d: Divergence) -> Divergence:
+        whose = set().union(*(holders.get(m, set()) for m in d.message_ids)) if d.message_ids else \
+            set().union(*holders.values())
+        rules = among_consumers(d.rules, client, whose)
+        return d if rules == d.rules else replace(d, rules=rules)
+
+    divergences = tuple(map(renamed, verdict.divergences))
+    notes = tuple(map(renamed, verdict.outcome.notes))
+    if divergences == verdict.divergences and notes == verdict.outcome.notes:
+        return verdict
+    return copied(verdict, divergences=divergences, outcome=copied(verdict.outcome, notes=notes))
