@@ -295,6 +295,7 @@ def _stopped(stop: KeyboardInterrupt, targets: list, early, out_dir: Path, targe
     within a bounded wait, the findings so far written; then one line, exit 130."""
     from sqs_conformance.adapters import interrupt
     from sqs_conformance.conformance import report
+    from sqs_conformance.conformance.concurrent.command import ClientsInterrupted
     from sqs_conformance.conformance.runner import CLEANUP_SECONDS, RunInterrupted
     from sqs_conformance.conformance.threads import within
 
@@ -303,9 +304,9 @@ def _stopped(stop: KeyboardInterrupt, targets: list, early, out_dir: Path, targe
     if early is not None:
         within(CLEANUP_SECONDS, early.stop, "report-session")
     done = ""
-    if isinstance(stop, RunInterrupted):
-        findings = report.write_findings(stop.result, out_dir)
-        found = len(stop.result.findings)
+    if isinstance(stop, (RunInterrupted, ClientsInterrupted)):
+        findings, found = (report.write_findings(stop.result, out_dir), len(stop.result.findings)) \
+            if isinstance(stop, RunInterrupted) else (stop.folder, stop.found)
         done = f"; {found} divergence(s) so far in {findings}" if findings is not None else "; no divergence so far"
     queues = ("the queues it created were deleted" if deleted else
               f"some queues it created may be left: sqs-conformance cleanup --target {target_spec} --delete")

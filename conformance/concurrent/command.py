@@ -27,12 +27,32 @@ def default_cases(clock_kind: str) -> int:
     return DEFAULT_CASES["virtual" if clock_kind == "virtual" else "real"]
 
 
+class ClientsInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM stopped a concurrent run: where the findings made before the stop were written."""
+
+    def __init__(self, folder: Path | None, found: int) -> None:
+        super().__init__()
+        self.folder, self.found = folder, found
+
+
 def run_clients(target: Target, profile: str, options: ConcurrentOptions, out_dir: Path,
                 on_case=None) -> ConcurrentResult:
-    """The run, its trace in `out_dir` (kept as far as it got if the run is stopped), its findings written."""
+    """The run, its trace in `out_dir` and its findings written, also those of a run stopped (Ctrl-C, SIGTERM):
+    as far as it got."""
     trace = TraceWriter(out_dir / "trace.jsonl")
+    so_far: list[ConcurrentResult] = []  # the run's result, filled case by case
+
+    def noted(result: ConcurrentResult) -> None:
+        so_far[:] = [result]
+        if on_case is not None:
+            on_case(result)
+
     try:
-        result = run_concurrent(target, profile, options, trace, on_case)
+        result = run_concurrent(target, profile, options, trace, noted)
+    except KeyboardInterrupt as stop:
+        found = so_far[0].findings if so_far else {}
+        raise ClientsInterrupted(write_findings(so_far[0], out_dir, target) if so_far else None,
+                                 len(found)) from stop
     finally:
         trace.close()
     write_findings(result, out_dir, target)

@@ -63,6 +63,28 @@ def test_a_drawn_interleaving_finds_a_fault_among_consumers_and_shrinks_it(profi
     assert {c.case: {(step, d.rule) for step, d in c.divergences} for c in checked} == ran
 
 
+def test_a_stopped_run_keeps_its_trace_and_the_findings_made_before_the_stop(tmp_path):
+    """Ctrl-C (SIGTERM arrives as the same KeyboardInterrupt) after a case that found a fault: the finding is
+    written, as the trace is, before the stop goes on."""
+    stopped_after: list[int] = []
+
+    def stop_once_something_was_found(result):
+        if result.findings:
+            stopped_after.append(result.cases)
+            raise KeyboardInterrupt
+
+    profile = "sqs-standard"
+    with pytest.raises(KeyboardInterrupt):
+        run_clients(ForgetfulConsumers(profile), profile, ConcurrentOptions(clients=4, cases=30, seed=1,
+                                                                            mode="threads"),
+                    tmp_path, on_case=stop_once_something_was_found)
+    assert stopped_after and stopped_after[0] < 30
+    folder = tmp_path / "concurrent" / "RCV-EXCLUSIVE"
+    assert {p.name for p in folder.iterdir()} == {"history.jsonl", "TIMELINE.txt", "RULE.py", "finding.json"}
+    cases = {json.loads(line)["case"] for line in (tmp_path / "trace.jsonl").read_text().splitlines()}
+    assert len(cases) == stopped_after[0]
+
+
 def test_run_clients_on_the_command_line_and_check_of_its_trace(tmp_path):
     import subprocess
 

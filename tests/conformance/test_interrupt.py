@@ -231,6 +231,7 @@ def test_a_signal_stops_a_run_of_eight_clients_on_one_queue_with_requests_held_u
     assert "Traceback" not in stderr
     (line,) = [line for line in stderr.splitlines() if line.strip()]
     assert line.startswith("sqs-conformance: interrupted (the queues it created were deleted"), line
+    assert "no divergence so far" in line or "divergence(s) so far in" in line, line  # its findings' account
     trace = tmp_path / "out" / "trace.jsonl"  # kept, with every case checked before the signal
     assert trace.exists() and all(json.loads(line)["client"] is not None for line in trace.open())
     assert queues_left(moto_server) == []
