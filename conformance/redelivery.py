@@ -62,13 +62,17 @@ class CaseEarlyReturns:
 
     def divergences(self, verdict: Verdict) -> list[Divergence]:
         """The step's early returns that are not rare, each as a divergence of its rule."""
+        return self.not_rare(verdict.decided, verdict.outcome.notes)
+
+    def not_rare(self, decided: frozenset[str], notes: tuple[Divergence, ...]) -> list[Divergence]:
+        """Of a step that `decided` these rules and noted these early returns: those not rare."""
         found = []
         with self.run._lock:
-            for rule_id in verdict.decided | {n.rule for n in verdict.outcome.notes}:
+            for rule_id in decided | {n.rule for n in notes}:
                 if rule_id not in self.decided:
                     self.decided.add(rule_id)
                     self.run.deciding[rule_id] += self.counted
-            for note in verdict.outcome.notes:
+            for note in notes:
                 self.noted[note.rule] += 1
                 if self.noted[note.rule] == 1:
                     self.run.early[note.rule] += self.counted

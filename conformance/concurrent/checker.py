@@ -17,7 +17,8 @@ from sqs_conformance.conformance.collector import fewer_collections
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.concurrent.parts import Decomposed, Part, decompose
 from sqs_conformance.conformance.concurrent.path import Held
-from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, search
+from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET
+from sqs_conformance.conformance.concurrent.spread import searched
 from sqs_conformance.conformance.redelivery import EarlyReturns
 from sqs_conformance.model import Divergence, Model
 from sqs_conformance.model.consumers import held_by_another
@@ -85,15 +86,16 @@ class HistoryVerdict:
         return found
 
 
-def check_history(history: History, budget: int = DEFAULT_BUDGET) -> HistoryVerdict:
+def check_history(history: History, budget: int = DEFAULT_BUDGET, workers: int | None = None) -> HistoryVerdict:
     """`history` (operations numbered in invoke order, `History.in_order`) judged against the model. Its early
     returns are counted within it alone (a history is one case: two of one rule are not rare), so that a run,
-    `check` and `confirm` judge it alike whatever came before."""
+    `check` and `confirm` judge it alike whatever came before. `workers`: processes to search its parts
+    (`spread.py`; None: as many as pay)."""
     with fewer_collections():  # every step's verdict is kept: a large history is a large heap
-        return _checked(history, budget)
+        return _checked(history, budget, workers)
 
 
-def _checked(history: History, budget: int) -> HistoryVerdict:
+def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdict:
     early = EarlyReturns().case()
     # Windows on every clock: on a virtual one another client's long poll may move the clock between an operation's
     # invoke and its effect, so it too took effect somewhere in [invoke, complete].
@@ -108,8 +110,7 @@ def _checked(history: History, budget: int) -> HistoryVerdict:
     noted: dict[str, list[Part]] = {}  # per rule, the parts its early returns were in, in the order counted
     undecided: list[Part] = []
     held: list[Held] = []
-    for part in decomposed.parts:
-        found = search(part.ops, base, budget)
+    for part, found in zip(decomposed.parts, searched(decomposed.parts, base, budget, workers), strict=True):
         if found.status == "undecided":
             undecided.append(part)
             for o in part.ops:
@@ -117,25 +118,23 @@ def _checked(history: History, budget: int) -> HistoryVerdict:
             continue
         for position, judged in zip(found.order, found.verdicts, strict=True):
             o = part.ops[position]
-            notes = list(judged.outcome.notes)
-            for note in notes:
+            for note in judged.notes:
                 noted.setdefault(note.rule, [])
                 if part not in noted[note.rule]:
                     noted[note.rule].append(part)
-            not_rare = early.divergences(judged)
+            not_rare = early.not_rare(judged.decided, judged.notes)
             repeated += [(o, d, list(noted.get(d.rule, [part]))) for d in not_rare]
-            steps[o.index].add(StepVerdict.DIVERGENCE if not_rare else StepVerdict.NOTE if notes else
+            steps[o.index].add(StepVerdict.DIVERGENCE if not_rare else StepVerdict.NOTE if judged.notes else
                                StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK,
-                               judged.outcome.rules, judged.decisive, not_rare, notes)
+                               judged.rules, judged.decisive, not_rare, judged.notes)
         held += found.held
         if found.status == "none":
             assert found.failed_at is not None and found.failure is not None
             o, judged = part.ops[found.failed_at], found.failure
             divergence = judged.divergences[0] if judged.divergences else Divergence(
-                judged.outcome.rules[:1] or (RCV_INTEGRITY,), "an answer the model can follow",
-                "one it cannot", ())
+                judged.rules[:1] or (RCV_INTEGRITY,), "an answer the model can follow", "one it cannot", ())
             violations.append(Violation(part, o, divergence, [part.ops[p] for p in found.order]))
-            steps[o.index].add(StepVerdict.DIVERGENCE, judged.outcome.rules, (divergence.rule,), judged.divergences)
+            steps[o.index].add(StepVerdict.DIVERGENCE, judged.rules, (divergence.rule,), judged.divergences)
             placed = {part.ops[p].index for p in found.order} | {o.index}
             for other in part.ops:
                 if other.index not in placed:

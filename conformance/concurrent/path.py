@@ -34,6 +34,26 @@ def judge(model: Model, ids: IdMap, o: HistoryOp) -> Verdict:
 
 
 @dataclass(frozen=True)
+class Judged:
+    """What the checker keeps of one step's verdict: light enough to keep a million of, and to send between
+    processes (`spread.py`)."""
+
+    rules: tuple[str, ...]  # exercised
+    decisive: tuple[str, ...]
+    divergences: tuple[Divergence, ...]
+    notes: tuple[Divergence, ...]  # early returns, permitted and counted
+
+    @classmethod
+    def of(cls, verdict: Verdict) -> Judged:
+        return cls(verdict.outcome.rules, verdict.decisive, verdict.divergences, verdict.outcome.notes)
+
+    @property
+    def decided(self) -> frozenset[str]:
+        """As `Verdict.decided`: exercised decisively, or broken."""
+        return frozenset(self.decisive) | {d.rule for d in self.divergences}
+
+
+@dataclass(frozen=True)
 class Held:
     """A receipt a receive gave one client: from its answer to the next operation on the message, while the model
     had the message surely in flight until `deadline` (model time)."""
@@ -63,8 +83,9 @@ class Path:
     def held(self) -> list[Held]:
         return [*self._let_go, *self._open.values()]
 
-    def step(self, o: HistoryOp) -> tuple[Verdict, Verdict]:
-        """The model's verdict on `o` taking effect next, and the same with its rules named among consumers."""
+    def step(self, o: HistoryOp) -> tuple[Verdict, Judged]:
+        """The model's verdict on `o` taking effect next, and what the checker keeps of it: its rules named among
+        consumers."""
         messages = self._messages_of(o)
         holders = {message_id: self._holders(message_id) for message_id in messages}
         for message_id in messages:
@@ -73,7 +94,7 @@ class Path:
         verdict = judge(self.model, self.ids, o)
         if isinstance(o.response, ReceiveOk) and fits(verdict):
             self._received(o)
-        return verdict, _among_consumers(verdict, o.client, holders) if holders else verdict
+        return verdict, Judged.of(_among_consumers(verdict, o.client, holders) if holders else verdict)
 
     def _messages_of(self, o: HistoryOp) -> list[str]:
         """The model ids of the messages `o` returned or names a receipt of."""

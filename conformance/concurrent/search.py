@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sqs_conformance.conformance.concurrent.history import HistoryOp
-from sqs_conformance.conformance.concurrent.path import Held, Path, fits
+from sqs_conformance.conformance.concurrent.path import Held, Judged, Path, fits
 from sqs_conformance.model import Model
-from sqs_conformance.model.outcomes import Verdict
 from sqs_conformance.model.values import Unknown
 
 DEFAULT_BUDGET = 20_000  # judged steps per part
@@ -29,8 +28,8 @@ class Searched:
     order: list[int] = field(default_factory=list)  # positions in the part: the order found, or the deepest tried
     failed_at: int | None = None  # where no order exists: the position of the operation that fit nowhere next
     judged: int = 0  # steps the search judged
-    verdicts: list[Verdict] = field(default_factory=list)  # each of `order`'s, its rules named among consumers
-    failure: Verdict | None = None  # the verdict on the operation at `failed_at`, named so too
+    verdicts: list[Judged] = field(default_factory=list)  # each of `order`'s, its rules named among consumers
+    failure: Judged | None = None  # the verdict on the operation at `failed_at`, named so too
     held: list[Held] = field(default_factory=list)  # the receipts held on the way
 
 
@@ -72,7 +71,7 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
     notes = 0
     path, done = Path(start.fork()), 0  # done: a bit per position
     order: list[int] = []
-    verdicts: list[Verdict] = []
+    verdicts: list[Judged] = []
     stack: list[_Frame] = []
     seen: set = set()
     judged = 0

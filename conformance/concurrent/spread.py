@@ -1,0 +1,53 @@
+"""The parts of a large history searched on every core.
+
+Parts are independent (`parts.py`), so a pool of forked processes, each with the history it inherited, searches a
+share of them and sends back what the checker keeps of each (`Searched`: the order, its `Judged` steps, the
+receipts held). Everything after the search (early returns counted in part order, RCV-EXCLUSIVE) stays in this
+process, so the verdict is the same spread or not. Only where it pays and is safe: SPREAD_FROM operations or more,
+more than one core, and a process that may fork (one thread only: a fork copies a lock another thread holds).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+
+from sqs_conformance.conformance.concurrent.parts import Part
+from sqs_conformance.conformance.concurrent.search import Searched, search
+from sqs_conformance.model import Model
+
+# Below this many operations one process checks faster than a pool starts (some 50 ms a worker).
+SPREAD_FROM = 20_000
+CHUNKS_PER_WORKER = 16  # parts differ in size (the queue's own part is large): small chunks even the load out
+
+_work: tuple[list[Part], Model, int] | None = None  # what the forked workers inherit
+
+
+def searched(parts: list[Part], base: Model, budget: int, workers: int | None = None) -> list[Searched]:
+    """Each part's search, in the parts' order; by `workers` processes (None: as many as pay and are safe here)."""
+    if workers is None:
+        workers = _workers_worth(sum(len(p.ops) for p in parts))
+    if workers < 2:
+        return [search(p.ops, base, budget) for p in parts]
+    global _work
+    _work = (parts, base, budget)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            return pool.map(_search_part, range(len(parts)),
+                            chunksize=max(1, len(parts) // (workers * CHUNKS_PER_WORKER)))
+    finally:
+        _work = None
+
+
+def _workers_worth(operations: int) -> int:
+    if operations < SPREAD_FROM or threading.active_count() > 1 \
+            or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _search_part(index: int) -> Searched:
+    assert _work is not None, "a worker forked by searched()"
+    parts, base, budget = _work
+    return search(parts[index].ops, base, budget)
