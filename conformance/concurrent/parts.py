@@ -9,26 +9,30 @@ order bind them), but groups are. So a part is one message (standard) or one gro
 - each receive cut to the messages of the part it returned (a receive that returned some message of another part
   is, here, a receive that returned these);
 - each change and delete in the part of the message its handle names, a batch in the part of all its entries
-  (their parts merged).
+  (their parts merged), and on a FIFO queue the messages of every answer to one ReceiveRequestAttemptId in one
+  part (a retry's answer depends on all of them).
 
 What this gives up, and why it stays sound: an empty answer, or a message left out of an answer, is judged in no
 message's part (only in the queue's own, where no message is); GetQueueAttributes and peeks, which read every
 message together, are judged nowhere; a queue where a receive's answer was lost and a later operation names a handle
 no answer gave is judged only up to that receive. Leaving a constraint out only ever permits more: the checker can
-miss a violation there, never report a false one. docs/guide/concurrency.md lists these.
+miss a violation there, never report a false one. What must never be left out is what makes the model permit an
+answer (a change to another group's message that lets a retry's answer differ): that binds parts together.
+docs/guide/concurrency.md lists these.
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.translate import handles_named
 from sqs_conformance.model.values import (
-    CreateQueue, Error, GetQueueAttributes, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage, SendOk,
-    SetQueueAttributes, Unknown,
+    ChangeMessageVisibilityBatch, CreateQueue, DeleteMessageBatch, Error, GetQueueAttributes, PeekMessage, PurgeQueue,
+    ReceiveMessage, ReceiveOk, SendMessage, SendOk, SetQueueAttributes, Unknown,
 )
 
 WHOLE_QUEUE = (CreateQueue, SetQueueAttributes, PurgeQueue)
@@ -95,7 +99,7 @@ def decompose(history: History) -> Decomposed:
         return f"messages of lost sends to {queue}" if queue in lost_sends else f"message {message_id}"
 
     blind_from = _blind_from(history, message_of)
-    keys = _Keys()
+    keys = _bound_together(history, key, message_of)
     routed: list[tuple[HistoryOp, str | None]] = []  # None: every part
     unjudged: list[HistoryOp] = []
     for o in history.ops:
@@ -115,14 +119,15 @@ def decompose(history: History) -> Decomposed:
                 routed.append((o, keys.find(key(message_id, queue)) if message_id is not None else QUEUE_OWN))
         elif isinstance(o.op, ReceiveMessage):
             if isinstance(o.response, ReceiveOk) and o.response.messages:
-                for part_key in dict.fromkeys(key(m.message_id, queue) for m in o.response.messages):
-                    routed.append((_cut(o, part_key, lambda m, queue=queue: key(m.message_id, queue)),
-                                   keys.find(part_key)))
+                # cut by part (a root), not by key: keys merged into one part get one receive, not one per key
+                for root in dict.fromkeys(keys.find(key(m.message_id, queue)) for m in o.response.messages):
+                    routed.append((_cut(o, root, lambda m, queue=queue: keys.find(key(m.message_id, queue))),
+                                   root))
             else:
                 routed.append((o, QUEUE_OWN))
-        else:  # changes and deletes, alone or in batches: the parts of the messages their handles name
+        else:  # changes and deletes, alone or in batches: the part of the messages their handles name
             named = [key(message_of[h], queue) for h in handles_named(o.op) if h in message_of]
-            routed.append((o, keys.merge(named) if named else QUEUE_OWN))
+            routed.append((o, keys.find(named[0]) if named else QUEUE_OWN))
     parts: dict[str, Part] = {QUEUE_OWN: Part(QUEUE_OWN)}
     spans: dict[str, list[float]] = {}  # per part: when its first operation was sent, when its last settled
     for o, destination in routed:
@@ -139,6 +144,30 @@ def decompose(history: History) -> Decomposed:
         else:
             parts[QUEUE_OWN if destination == QUEUE_OWN else keys.find(destination)].ops.append(o)
     return Decomposed(list(parts.values()), unjudged)
+
+
+def _bound_together(history: History, key: Callable[[str | None, str], str],
+                    message_of: dict[str, str]) -> _Keys:
+    """The part keys merged where the semantics bind messages of several parts, before anything is routed (so
+    that a receive is cut once, by the parts as they end up):
+    - a batch's entries: one answer judges them together;
+    - the messages of every answer to one ReceiveRequestAttemptId (FIFO-ATTEMPT-ID): a retry repeats all of them
+      unless one changed since, whatever its group, so a part that held only some could not see the change (to a
+      message of another group) that permits a fresh answer."""
+    keys = _Keys()
+    bound: dict[tuple[str, str], list[str]] = {}  # keys to merge: per (queue, attempt id), and per batch
+    for o in history.ops:
+        queue = getattr(o.op, "queue", "")
+        if isinstance(o.op, ReceiveMessage) and o.op.attempt_id and isinstance(o.response, ReceiveOk):
+            bound.setdefault((queue, o.op.attempt_id), []).extend(
+                key(m.message_id, queue) for m in o.response.messages)
+        elif isinstance(o.op, (ChangeMessageVisibilityBatch, DeleteMessageBatch)):
+            bound.setdefault(("batch", str(o.index)), []).extend(
+                key(message_of[h], queue) for h in handles_named(o.op) if h in message_of)
+    for named in bound.values():
+        if named:
+            keys.merge(named)
+    return keys
 
 
 def _touched(o: HistoryOp, parts: dict[str, Part], overlapping: _Overlapping) -> list[str]:

@@ -6,11 +6,15 @@ from dataclasses import replace
 import pytest
 
 from sqs_conformance.conformance.concurrent.checker import check_history
+from sqs_conformance.conformance.concurrent.history import History
 from sqs_conformance.conformance.concurrent.parts import decompose
 from sqs_conformance.model.values import (
     ChangeMessageVisibility, ChangeOk, DeleteMessage, Ok, ReceiveMessage, ReceiveOk, Unknown,
 )
+from sqs_conformance.conformance.concurrent.clients import clients_of, close_shared, threads
+from sqs_conformance.conformance.concurrent.workload import VIRTUAL, RandomDraw, draw_workload
 from tests.concurrent.histories import Story
+from tests.concurrent.targets import ForgetfulConsumers
 
 
 def violated(history) -> set[str]:
@@ -63,6 +67,39 @@ def test_a_redelivery_explained_by_an_overlapping_change_to_zero_is_no_early_ret
                .received(1, [("m1", "h2", 2)], 4, 3.0, 3.2).done())
     verdict = check_history(history)
     assert verdict.conforms and not [n for s in verdict.steps for n in s.notes]
+
+
+def test_racing_sends_of_one_deduplication_id_in_two_groups_may_take_effect_either_way():
+    # (A correct Redis FIFO design, 8 clients.) c1's send of B (group h) went out first, c0's (group g) got the
+    # same id back: the queue took c0's first, so B is g's, and C (h) is free while A and B are held. The two
+    # orders of the sends reach models that differ only in B's group: the search's memo must tell them apart.
+    def story(sends_apart: bool) -> History:
+        h_answered = 2.05 if sends_apart else 2.4
+        return (Story("sqs-fifo", clients=3).send(0, "A", 0, 1.0, 1.1, group="g")
+                .send(1, "B", 0, 2.0, h_answered, group="h").send(0, "B", 0, 2.1, 2.5, group="g")
+                .received(2, [("A", "h1", 1), ("B", "h2", 1)], 0, 3.0, 3.1, max_messages=2)
+                .send(1, "C", 0, 4.0, 4.4, group="h")
+                .received(0, [("C", "h3", 1)], 0, 4.1, 4.3, max_messages=3, wait_time_seconds=3).done())
+
+    assert violated(story(sends_apart=False)) == set()
+    # h's send of B answered before g's was sent: B is h's, and C comes while B is held
+    assert violated(story(sends_apart=True)) == {"FIFO-GROUP-LOCK"}
+
+
+def test_a_retry_answered_afresh_after_another_group_s_message_of_its_answer_changed_is_permitted():
+    # The first answer to attempt r1 held A (group g) and B (group h); B deleted since, a retry may be answered
+    # afresh (FIFO-ATTEMPT-ID: unless none of its messages changed): A again, with a new receipt. Its parts (g, h)
+    # are judged as one, or g's could not see B's delete.
+    def story(b_deleted: bool) -> History:
+        first = (Story("sqs-fifo").send(0, "A", 0, 1.0, 1.1, group="g").send(0, "B", 0, 1.2, 1.3, group="h")
+                 .received(0, [("A", "h1", 1), ("B", "h2", 1)], 10, 2.0, 2.1, max_messages=2, attempt_id="r1",
+                           visibility_timeout=2))
+        if b_deleted:
+            first.do(0, DeleteMessage("q.fifo", "h2"), Ok(), 11, 3.0, 3.1)
+        return first.received(1, [("A", "h3", 2)], 20, 4.0, 4.1, max_messages=1, attempt_id="r1").done()
+
+    assert violated(story(b_deleted=True)) == set()
+    assert violated(story(b_deleted=False)) == {"FIFO-ATTEMPT-ID"}  # nothing changed: the same answer was due
 
 
 def test_a_receive_of_a_message_whose_send_overlaps_it_is_permitted():
@@ -118,3 +155,23 @@ def test_every_single_answer_lost_in_a_conforming_history_stays_conforming(model
     for o in history.ops[1:]:  # each answer lost alone
         lost = history.of([replace(x, response=Unknown("lost")) if x is o else x for x in history.ops])
         assert check_history(lost).conforms, o
+
+
+@pytest.mark.parametrize("profile", ["sqs-standard", "sqs-fifo"])
+def test_parts_searched_in_two_processes_give_the_verdict_of_one(profile):
+    """A history with violations, early returns and clean parts alike: spread over processes (`spread.py`), every
+    step's verdict, every violation and every count of early returns is the same as checked in one."""
+    target = ForgetfulConsumers(profile)
+    connections = clients_of(target, 8)
+    try:
+        history = threads(connections, profile, draw_workload(RandomDraw(3), 8, 12, profile == "sqs-fifo", VIRTUAL))
+    finally:
+        close_shared(connections)
+    alone, spread = check_history(history, workers=1), check_history(history, workers=2)
+    assert alone.violations or alone.repeated  # something to agree on
+    assert [(s.verdict, s.rules, s.decisive, s.divergences, s.notes) for s in spread.steps] == \
+        [(s.verdict, s.rules, s.decisive, s.divergences, s.notes) for s in alone.steps]
+    assert [(v.part.key, v.op.index, v.divergence) for v in spread.violations] == \
+        [(v.part.key, v.op.index, v.divergence) for v in alone.violations]
+    assert [(o.index, d, [p.key for p in parts]) for o, d, parts in spread.repeated] == \
+        [(o.index, d, [p.key for p in parts]) for o, d, parts in alone.repeated]
