@@ -116,12 +116,17 @@ def purge(model: Model, op: PurgeQueue, now: float, late: float) -> Expectation:
         raise ModelUsageError(f"profile {model.profile.name} has no PurgeQueue")
     queue = model.queue(op.queue)
     interval = model.profile.purge_interval_seconds
-    if queue.last_purge_at is not None and now < queue.last_purge_at + interval:
+    refused: list[Outcome] = []
+    last = (queue.last_purge_at, queue.last_purge_until)  # the last purge took effect somewhere in between
+    if last[0] is not None and last[1] is not None and now < last[1] + interval:
         # The window counts from the last purge: where an earlier one is past it, a window counted from the
         # first would have let this purge through.
         earlier = queue.first_purge_at is not None and now >= queue.first_purge_at + interval
-        return Enumerated([Outcome(errors.purge_in_progress(), (PURGE_IN_PROGRESS,), situations=situated(
-            (PURGE_IN_PROGRESS,), "an earlier purge past its window" if earlier else ""))])
+        refused.append(Outcome(errors.purge_in_progress(), (PURGE_IN_PROGRESS,), situations=situated(
+            (PURGE_IN_PROGRESS,), "an earlier purge past its window" if earlier else "")))
+        if late < last[0] + interval:  # 60 s apart at no instants the two windows allow
+            return Enumerated(refused)
+        # Windows (a real clock) that allow both: either answer is permitted, and neither decides the rule
     states = {}
     for message in model.messages_in(op.queue):
         states[message.id] = tuple(dict.fromkeys(
@@ -131,10 +136,10 @@ def purge(model: Model, op: PurgeQueue, now: float, late: float) -> Expectation:
     # A purge shows PURGE-ALL only where it finds a message; one in flight is a situation of its own (a purge that
     # spares in-flight messages passes every purge of visible ones), so witnesses are searched for both.
     in_flight = any(s.in_flight(now) for m in model.messages_in(op.queue) for s in m.states if s.live_in(op.queue))
-    purged = Effects(states, queue_changes=(Purged(op.queue, now),))
-    return Enumerated([Outcome(Ok(), (PURGE_ALL, PURGE_IN_PROGRESS), purged,
-                               undecided=() if states else (PURGE_ALL,),
-                               situations=situated((PURGE_ALL,), "in flight" if in_flight else ""))])
+    purged = Effects(states, queue_changes=(Purged(op.queue, now, late),))
+    return Enumerated([*refused, Outcome(Ok(), (PURGE_ALL, PURGE_IN_PROGRESS), purged,
+                                         undecided=() if states else (PURGE_ALL,),
+                                         situations=situated((PURGE_ALL,), "in flight" if in_flight else ""))])
 
 
 _PEEK = (PEEK_NO_CHANGE,)

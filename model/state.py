@@ -177,6 +177,7 @@ class Queue:
     dedup: dict[str, tuple[str, float]] = field(default_factory=dict)  # dedup id -> (message id, sent at)
     attempts: dict[str, Attempt] = field(default_factory=dict)
     last_purge_at: float | None = None
+    last_purge_until: float | None = None  # the last purge took effect in [last_purge_at, this] (a real clock)
     first_purge_at: float | None = None
 
     def setting(self, name: str, now: float, propagation: float) -> tuple[object, ...]:
@@ -238,10 +239,11 @@ class AttemptRemembered:
 class Purged:
     queue: str
     at: float
+    until: float  # it took effect somewhere in [at, until]
 
     def apply(self, queues: dict[str, Queue]) -> None:
         queue = queues[self.queue]
-        queue.last_purge_at = self.at
+        queue.last_purge_at, queue.last_purge_until = self.at, self.until
         if queue.first_purge_at is None:
             queue.first_purge_at = self.at
 

@@ -282,3 +282,25 @@ def test_the_rules_a_receive_decides_come_in_the_order_of_its_answer():
         assert verdict.ok, verdict.divergences
         orders.append([r for r in verdict.outcome.rules if r in ("VIS-NOT-STICKY", "RCV-HIDE")])
     assert orders == [["VIS-NOT-STICKY", "RCV-HIDE"], ["RCV-HIDE", "VIS-NOT-STICKY"]]
+
+
+def test_purges_on_a_real_clock_are_60_s_apart_at_some_instants_their_windows_allow_or_at_none():
+    """Each purge took effect somewhere in [sent, answered]: a second one refused or accepted as some instants of the
+    two windows allow, decided only where the windows allow one answer."""
+    from sqs_conformance.model.values import PurgeQueue
+
+    in_progress = Error("PurgeQueueInProgress", "")
+
+    def second(sent: float, answered: float, observed):
+        model = Model("sqs-standard", Timing(windowed=True))
+        model.observe(CreateQueue("q", {}), 0, Ok(), completed_at=0.1)
+        model.observe(PurgeQueue("q"), 100, Ok(), completed_at=103)
+        return model.observe(PurgeQueue("q"), sent, observed, completed_at=answered)
+
+    for observed in (Ok(), in_progress):  # 60 s apart if the first took effect late or the second early: either
+        straddling = second(160, 163, observed)
+        assert straddling.ok and "PURGE-IN-PROGRESS" not in straddling.decisive
+    refused = second(150, 159, in_progress)  # within 60 s whatever the instants
+    assert refused.ok and "PURGE-IN-PROGRESS" in refused.decisive
+    assert second(150, 159, Ok()).divergences[0].rule == "PURGE-IN-PROGRESS"
+    assert "PURGE-IN-PROGRESS" in second(164, 165, in_progress).divergences[0].rules  # past 60 s at any instants
