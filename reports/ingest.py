@@ -217,7 +217,8 @@ def _lines(spark: SparkSession, tables: str, quarantined: bool) -> DataFrame:
 def steps(spark: SparkSession, tables: str) -> DataFrame:
     """The good steps of every trace read so far, as the tables read them: each named by its partition (`source`;
     `files_by_source` names its file). Fields a line's schema version lacks read as their default (a trace older
-    than schema 3 records no decisive step: none count)."""
+    than schema 3 records no decisive step: none count; one older than schema 7 has no concurrent case, so its
+    `client` and `round` read as null, as a single client's line writes them)."""
     return _lines(spark, tables, quarantined=False).select(
         "source", "run_id", "target", F.coalesce("target_version", F.lit("")).alias("target_version"),
         "profile", F.coalesce("clock", F.lit("virtual")).alias("clock"),
@@ -226,14 +227,15 @@ def steps(spark: SparkSession, tables: str) -> DataFrame:
         F.col("operation.type").alias("op_type"), F.col("operation.queue").alias("queue"), "says",
         F.col("response.type").alias("response_type"),
         F.col("response.code").alias("error_code"), "invoke", "complete",
-        (F.col("complete") - F.col("invoke")).alias("latency"), "invoke_wall", "verdict",
+        (F.col("complete") - F.col("invoke")).alias("latency"), "invoke_wall", "complete_wall", "verdict",
         F.coalesce("rules", F.array().cast("array<string>")).alias("rules"),
         F.coalesce("decisive", F.array().cast("array<string>")).alias("decisive"),
         # A step behind another's divergence shows its consequences: they are no divergence of their own.
         F.when(F.col("verdict") == StepVerdict.BEHIND.value, F.array().cast(ArrayType(_DIVERGENCE)))
         .otherwise(F.coalesce("divergences", F.array().cast(ArrayType(_DIVERGENCE)))).alias("divergences"),
         F.coalesce("exact_timing_only", F.lit(False)).alias("exact_timing_only"),
-        "views", F.coalesce("returned", F.array().cast("array<string>")).alias("returned"), "reappeared")
+        "views", F.coalesce("returned", F.array().cast("array<string>")).alias("returned"), "reappeared",
+        "client", "round")
 
 
 def quarantine(spark: SparkSession, tables: str) -> DataFrame:

@@ -206,7 +206,8 @@ def _collect(spark: SparkSession, store: str, latency: list[dict], lateness: lis
 
 
 def _minimal_cases(steps: DataFrame, divergences: list[dict]) -> dict[tuple, list[dict]]:
-    """The steps of each divergence's minimal case, for its timeline."""
+    """The steps of each divergence's minimal case, for its timeline (a concurrent case's: with who sent each step,
+    and its wall-clock window, which orders steps its own clock saw at one time)."""
     wanted = {(d["minimal_case"]["file"], d["minimal_case"]["run_id"], d["minimal_case"]["case"]) for d in divergences}
     pointers = {(ingest.source_of(file), run_id, case): (file, run_id, case) for file, run_id, case in wanted}
     if not pointers:
@@ -216,8 +217,8 @@ def _minimal_cases(steps: DataFrame, divergences: list[dict]) -> dict[tuple, lis
     cases: dict[tuple, list[dict]] = {}
     for row in _rows(steps.join(F.broadcast(in_partitions), ["source", "run_id", "case"])
                      .select("source", "run_id", "case", "step", "op_type", "queue", "says", "response_type",
-                             "error_code",
-                             "invoke", "complete", "views", "returned", "verdict")):
+                             "error_code", "invoke", "complete", "invoke_wall", "complete_wall", "views", "returned",
+                             "verdict", *tables.CONCURRENT)):
         cases.setdefault(pointers[row["source"], row["run_id"], row["case"]], []).append(row)
     return cases
 

@@ -24,6 +24,10 @@ code,pre{background:#f6f6f6;padding:1px 4px}pre{padding:8px;overflow:auto}
 section.rule{border-top:1px solid #ddd;margin-top:1.5em}.muted{color:#777}svg{background:#fff}
 ol.steps li.diverging code{color:#d00000;font-weight:bold}
 """
+# Where `run --clients N` writes a concurrent finding: <out>/concurrent/<RULE>/, beside its trace (docs/guide/
+# concurrency.md). Its history.jsonl is a trace too, and a report of <out> reads it: its case is the rule's shortest.
+CONCURRENT_FINDINGS = "concurrent"
+FINDING_HISTORY = "history.jsonl"
 
 
 @dataclass
@@ -146,21 +150,54 @@ def _divergences(data: ReportData, report_dir: str | None) -> str:
             f"<section class=divergence id='div-{escape(d['target'])}-{escape(d['rule'])}'>"
             f"<h3><a href='#rule-{escape(d['rule'])}'>{escape(d['rule'])}</a> on {escape(column(d))}</h3>"
             f"<p>First seen {escape(str(d['first_seen']))}, last seen {escape(str(d['last_seen']))}, in "
-            f"{d['runs']} run(s), {d['occurrences']} step(s).<br>Minimal case: {case['step'] + 1} steps, case "
-            f"{case['case']} of run <code>{escape(case['run_id'])}</code> in <code>{escape(case['file'])}</code>."
-            f"<br>{_finding_links(case['file'], case['run_id'], d['rule'], report_dir)}"
+            f"{d['runs']} run(s), {d['occurrences']} step(s).<br>{_minimal_case(case)}"
+            f"<br>{_finding_links(case, d['rule'], report_dir)}"
             f"</p><p>expected: <code>{escape(str(d['expected']))}</code><br>observed: "
             f"<code>{escape(str(d['observed']))}</code></p>{_timeline(steps, case['step'])}</section>")
     return "\n".join(out)
 
 
-def _finding_links(trace_uri: str, run_id: str, rule_id: str, report_dir: str | None) -> str:
-    """Where `run` wrote that run's finding of the rule: beside the trace, findings/RUN/RULE.txt and .py (a run
-    writes the finding for each rule it reports; a run that reported the rule under another case still has it),
-    relative to the report where both are on this machine."""
-    folder = _relative(trace_uri.rsplit("/", 1)[0], report_dir) + f"/findings/{run_id}/{rule_id}"
+def _concurrent(row: dict[str, Any]) -> bool:
+    """Whether a step, or a divergence's pointer to its minimal case (which names the diverging step's client), is
+    of a concurrent case: only those name a client."""
+    return row.get("client") is not None
+
+
+def _minimal_case(case: dict[str, Any]) -> str:
+    """The minimal case in words: which case of which run, where. Of a concurrent one, not how many steps (those sent
+    while the diverging step was in flight are shown too) but which step diverged, who sent it, in which round."""
+    where = (f"case {case['case']} of run <code>{escape(case['run_id'])}</code> in "
+             f"<code>{escape(case['file'])}</code>")
+    if _concurrent(case):
+        return (f"Minimal case: {where}, a concurrent one: it diverged at step {case['step']}, sent by client "
+                f"{case['client']} in round {case['round']}.")
+    return f"Minimal case: {case['step'] + 1} steps, {where}."
+
+
+def _finding_links(case: dict[str, Any], rule_id: str, report_dir: str | None) -> str:
+    """Where `run` wrote that run's finding of the rule, in the folder it wrote the trace to (`_run_folder`):
+    findings/RUN/RULE.txt and .py (a run writes the finding for each rule it reports; a run that reported the rule
+    under another case still has it), or a concurrent run's concurrent/RULE/TIMELINE.txt and RULE.py; relative to
+    the report where both are on this machine."""
+    out = _relative(_run_folder(case["file"]), report_dir)
+    if _concurrent(case):
+        folder = f"{out}/{CONCURRENT_FINDINGS}/{rule_id}"
+        return (f"Its run's finding: <a href='{escape(folder)}/TIMELINE.txt'>TIMELINE.txt</a> (the history, one "
+                f"column per client), <a href='{escape(folder)}/RULE.py'>RULE.py</a> (a replay with threads against "
+                f"any endpoint).")
+    folder = f"{out}/findings/{case['run_id']}/{rule_id}"
     return (f"Its run's finding: <a href='{escape(folder)}.txt'>{escape(rule_id)}.txt</a> (the divergence and its "
             f"timeline), <a href='{escape(folder)}.py'>{escape(rule_id)}.py</a> (a boto3 script that reproduces it).")
+
+
+def _run_folder(trace_uri: str) -> str:
+    """The folder `run` wrote a trace into (its --out): the trace's own, but for a concurrent finding's history
+    (<out>/concurrent/<RULE>/history.jsonl), the folder above its finding's."""
+    folder, name = trace_uri.rsplit("/", 1)
+    parts = folder.split("/")
+    if name == FINDING_HISTORY and len(parts) > 2 and parts[-2] == CONCURRENT_FINDINGS:
+        return "/".join(parts[:-2])
+    return folder
 
 
 def _relative(uri: str, report_dir: str | None) -> str:
@@ -178,14 +215,30 @@ def _local_path(uri: str) -> str | None:
 
 
 def _timeline(steps: list[dict[str, Any]], diverging_step: int) -> str:
-    """The case up to the step that diverged: what its finding holds (later steps of a witness probe on)."""
-    shown = sorted((s for s in steps if s["step"] <= diverging_step), key=lambda s: s["step"])
+    """The case up to the step that diverged, as its finding holds it: one column per step, or where its steps name
+    their clients (a concurrent case) one lane per client."""
+    concurrent = any(map(_concurrent, steps))
+    shown = sorted(_up_to(steps, diverging_step, concurrent), key=lambda s: s["step"])
     if not shown:
         return "<p class=muted>(the steps of this case are not in the tables)</p>"
     # Each step in words too: a picture's labels are cut to its columns
-    rows = "".join(f"<li{' class=diverging' if s['step'] == diverging_step else ''}><code>t={s['invoke']:.3f} "
-                   f"{escape(' '.join(pictures.step_label(s)))}</code></li>" for s in shown)
-    return pictures.timeline(shown, diverging_step) + f"<ol start=0 class=steps>{rows}</ol>"
+    rows = "".join(f"<li{' class=diverging' if s['step'] == diverging_step else ''}><code>{_sender(s)}"
+                   f"t={s['invoke']:.3f} {escape(' '.join(pictures.step_label(s)))}</code></li>" for s in shown)
+    picture = (pictures.client_timeline if concurrent else pictures.timeline)(shown, diverging_step)
+    return picture + f"<ol start=0 class=steps>{rows}</ol>"
+
+
+def _up_to(steps: list[dict[str, Any]], diverging_step: int, concurrent: bool) -> list[dict[str, Any]]:
+    """The steps up to the one that diverged (later steps of a witness probe on). In a concurrent case also those
+    sent while it was in flight: they may have taken effect before it, and its finding keeps them."""
+    diverging = next((s for s in steps if s["step"] == diverging_step), None)
+    return [s for s in steps if s["step"] <= diverging_step
+            or (concurrent and diverging is not None and pictures.sent_before_answered(s, diverging))]
+
+
+def _sender(step: dict[str, Any]) -> str:
+    """Who sent a step, in a concurrent case: `c2 `; nothing in a single client's."""
+    return f"c{step['client']} " if _concurrent(step) else ""
 
 
 def _timing(data: ReportData) -> str:

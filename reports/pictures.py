@@ -12,7 +12,10 @@ VISIBLE, HIDDEN, EITHER, DIVERGING = "#6cc46c", "#aaaaaa", "#f2c14e", "#d00000"
 STEP_WIDTH = 150  # px per step: room for its label
 LABEL_CHARACTERS = 23  # longer labels are cut, whole in their tooltip
 LANE = 24  # px per message
-LEFT = 86  # px for the message names
+LEFT = 86  # px for the message names (the clients' in a concurrent case)
+CLIENT_LANE = 60  # px per client in a concurrent case: a step's box and room around it
+BOX_HEIGHT = 52  # px of a step's box: its label's three lines
+ANSWERED_GAP = 8  # px between a step's answer and a later send: the box ends before the next one starts
 LEGEND = (
     (VISIBLE, "the model expects the message receivable"),
     (HIDDEN, "the model expects it hidden (in flight, delayed or locked)"),
@@ -49,7 +52,8 @@ def _markup(svg: ET.Element) -> str:
 def step_label(step: dict[str, Any]) -> tuple[str, str]:
     """What a step did and what came back, in two short lines."""
     answer = step.get("error_code") or step.get("response_type") or "?"
-    if step.get("response_type") == "ReceiveOk":
+    # A concurrent case's lines leave `returned` empty (docs/trace-format.md): what its receives returned is unknown
+    if step.get("response_type") == "ReceiveOk" and step.get("client") is None:
         returned = step.get("returned") or []
         answer = f"{len(returned)} returned" if returned else "empty"
     if step.get("says"):  # schema 6: the operation with the values it was sent with
@@ -72,14 +76,8 @@ def timeline(steps: list[dict[str, Any]], diverging_step: int) -> str:
     svg = _svg(width, lanes_bottom + 30, f"timeline of a {len(steps)}-step case")
     for i, s in enumerate(steps):
         x = LEFT + i * STEP_WIDTH
-        what, answer = step_label(s)
         diverges = s["step"] == diverging_step
-        colour = DIVERGING if diverges else "#222222"
-        for line, y in ((f"{s['step']}. {what}", 16), (answer, 30)):
-            text = _add(svg, "text", _cut(line), x=x + 4, y=y, font_size=11, fill=colour)
-            if len(line) > LABEL_CHARACTERS:
-                _add(text, "title", line)
-        _add(svg, "text", f"t = {s['invoke']:.3f} s", x=x + 4, y=44, font_size=10, fill="#666666")
+        _label(svg, s, x, 0, diverges)
         start = s["invoke"]
         end = steps[i + 1]["invoke"] if i + 1 < len(steps) else s["complete"] + 1
         for lane, message in enumerate(messages):
@@ -88,8 +86,7 @@ def timeline(steps: list[dict[str, Any]], diverging_step: int) -> str:
             if message in (s.get("returned") or []):
                 _add(svg, "circle", cx=x + 8, cy=y + 9, r=5, fill="#000000")
         if diverges:
-            _add(svg, "rect", x=x + 1, y=2, width=STEP_WIDTH - 2, height=lanes_bottom + 2, fill="none",
-                 stroke=DIVERGING, stroke_width=2)
+            _frame(svg, x + 1, 2, STEP_WIDTH - 2, lanes_bottom + 2)
     for lane, message in enumerate(messages):
         _add(svg, "text", message, x=4, y=top + lane * LANE + 13, font_size=11)
     _add(svg, "line", x1=LEFT, x2=LEFT + STEP_WIDTH * len(steps), y1=lanes_bottom + 8, y2=lanes_bottom + 8,
@@ -97,6 +94,78 @@ def timeline(steps: list[dict[str, Any]], diverging_step: int) -> str:
     _add(svg, "text", "time: one column per step, windows in proportion within it", x=LEFT, y=lanes_bottom + 22,
          font_size=10, fill="#666666")
     return _markup(svg)
+
+
+def client_timeline(steps: list[dict[str, Any]], diverging_step: int) -> str:
+    """A concurrent case as one lane per client: each step a box on its client's lane from when it was sent to when
+    it was answered, labelled as `timeline` labels its steps, the diverging step framed in red. Across, the order
+    of every send and answer (`_positions`), not their durations: boxes that overlap were in flight at once, so
+    either may have taken effect first; a box wholly left of another was answered before that one was sent."""
+    steps = sorted(steps, key=lambda s: s["step"])
+    clients = sorted({s["client"] for s in steps})
+    at = _positions(steps)
+    lanes_bottom = CLIENT_LANE * len(clients)
+    right = max(at.values())
+    svg = _svg(max(right + 10, 560), lanes_bottom + 30,
+               f"timeline of a {len(steps)}-step case, one lane per client ({len(clients)})")
+    for lane, client in enumerate(clients):
+        _add(svg, "text", f"client {client}", x=4, y=lane * CLIENT_LANE + 30, font_size=11)
+    for s in steps:
+        x, y = at[s["step"], "invoke"], clients.index(s["client"]) * CLIENT_LANE + 4
+        width = at[s["step"], "complete"] - x
+        box = _add(svg, "rect", x=x, y=y, width=width, height=BOX_HEIGHT, fill="#eef2f8", stroke="#8899aa")
+        _add(box, "title", f"step {s['step']}, client {s['client']}, round {s['round']}: sent at t = "
+                           f"{s['invoke']:.3f} s, answered at t = {s['complete']:.3f} s")
+        diverges = s["step"] == diverging_step
+        _label(svg, s, x, y - 2, diverges)
+        if diverges:
+            _frame(svg, x - 1, y - 1, width + 2, BOX_HEIGHT + 2)
+    _add(svg, "line", x1=LEFT, x2=right, y1=lanes_bottom + 8, y2=lanes_bottom + 8, stroke="#666666")
+    _add(svg, "text", "sends and answers in order, not to scale: overlapping boxes were in flight at once", x=LEFT,
+         y=lanes_bottom + 22, font_size=10, fill="#666666")
+    return _markup(svg)
+
+
+def sent_before_answered(step: dict[str, Any], other: dict[str, Any]) -> bool:
+    """Whether a concurrent case's `step` was sent before `other` was answered: then it may have taken effect
+    before `other` did."""
+    return _when(step, "invoke") < _when(other, "complete")
+
+
+def _positions(steps: list[dict[str, Any]]) -> dict[tuple[int, str], float]:
+    """The x of each step's send ("invoke") and answer ("complete"), in the order they happened (`_when`): a send
+    is followed by a step's width, so that every box has room for its label, an answer by ANSWERED_GAP only."""
+    ends = sorted(((s, end) for s in steps for end in ("invoke", "complete")), key=lambda e: _when(*e))
+    at, x = {}, float(LEFT)
+    for s, end in ends:
+        at[s["step"], end] = x
+        x += STEP_WIDTH if end == "invoke" else ANSWERED_GAP
+    return at
+
+
+def _when(step: dict[str, Any], end: str) -> tuple:
+    """When a step was sent ("invoke") or answered ("complete"), as a key that orders a concurrent case's sends and
+    answers: the case's clock, then the wall clock (a virtual clock stands still within a round, where the steps'
+    real windows still tell which overlapped), then the order sent; a step's send before its answer."""
+    wall = step.get(f"{end}_wall")
+    return step[end], wall if wall is not None else 0.0, step["step"], end == "complete"
+
+
+def _label(svg: ET.Element, step: dict[str, Any], x: float, top: float, diverges: bool) -> None:
+    """A step's label from (x, top) down: its number and operation, its answer (both red where it diverged, cut to a
+    step's width, whole in their tooltip) and the time it was sent."""
+    what, answer = step_label(step)
+    colour = DIVERGING if diverges else "#222222"
+    for line, y in ((f"{step['step']}. {what}", 16), (answer, 30)):
+        text = _add(svg, "text", _cut(line), x=x + 4, y=top + y, font_size=11, fill=colour)
+        if len(line) > LABEL_CHARACTERS:
+            _add(text, "title", line)
+    _add(svg, "text", f"t = {step['invoke']:.3f} s", x=x + 4, y=top + 44, font_size=10, fill="#666666")
+
+
+def _frame(svg: ET.Element, x: float, y: float, width: float, height: float) -> None:
+    """The red frame of the step whose answer the model does not permit (as `legend` shows it)."""
+    _add(svg, "rect", x=x, y=y, width=width, height=height, fill="none", stroke=DIVERGING, stroke_width=2)
 
 
 def legend() -> str:
@@ -110,7 +179,7 @@ def legend() -> str:
     y = legend_top + 18 * len(LEGEND)
     _add(svg, "circle", cx=15, cy=y + 6, r=5, fill="#000000")
     _add(svg, "text", "the target returned the message in that step", x=32, y=y + 10, font_size=11)
-    _add(svg, "rect", x=4, y=y + 18, width=22, height=12, fill="none", stroke=DIVERGING, stroke_width=2)
+    _frame(svg, 4, y + 18, 22, 12)
     _add(svg, "text", "the step whose answer the model does not permit", x=32, y=y + 28, font_size=11)
     return _markup(svg)
 

@@ -13,9 +13,12 @@ from sqs_conformance.model.verdicts import StepVerdict
 from sqs_conformance.model.trace_format import MINIMAL_CASE_ORDER
 
 TARGET = ["target", "target_version", "profile"]
+# Where a concurrent case (`run --clients N`) diverged: the client that sent the step and its round; null in a single
+# client's case. The divergences' pointer keeps them: the report links a concurrent finding where `run` wrote it.
+CONCURRENT = ["client", "round"]
 # What the tables below read of `steps`: without the bulky per-step views.
 COLUMNS = ["source", "run_id", "case", "step", "final", "invoke", "invoke_wall", *TARGET, "clock", "verdict", "rules",
-           "decisive", "divergences", "exact_timing_only", "latency", "reappeared"]
+           "decisive", "divergences", "exact_timing_only", "latency", "reappeared", *CONCURRENT]
 PERCENTILES = [0.5, 0.95, 0.99]
 LATENESS_BIN = 0.25  # seconds per bar of the lateness histogram
 LATENESS_LAST_BIN = 20  # later than 5 s all goes in the last bar
@@ -59,11 +62,12 @@ def divergences(steps: DataFrame, files: DataFrame) -> DataFrame:
     how many runs, and a pointer to its minimal case: the one the run's finding holds, picked in the same order
     (`MINIMAL_CASE_ORDER`: one a real clock replays, the fewest steps, the least waiting, the first seen) among the
     steps that reported it (not those `behind` another divergence, which report nothing). `files` names the file of
-    each `source`."""
+    each `source`; in a concurrent case the pointer also names the client that sent the diverging step and its
+    round (null in a single client's)."""
     case = ["source", "run_id", "case"]
     seen = (steps.where((F.size("divergences") > 0) & (F.col("verdict") != StepVerdict.BEHIND.value))
-            .select(*TARGET, *case, *MINIMAL_CASE_ORDER, F.explode("divergences").alias("d"))
-            .select(*TARGET, *case, *MINIMAL_CASE_ORDER, F.element_at("d.rules", 1).alias("rule"),
+            .select(*TARGET, *case, *MINIMAL_CASE_ORDER, *CONCURRENT, F.explode("divergences").alias("d"))
+            .select(*TARGET, *case, *MINIMAL_CASE_ORDER, *CONCURRENT, F.element_at("d.rules", 1).alias("rule"),
                     F.col("d.expected").alias("expected"), F.col("d.observed").alias("observed"))
             .join(F.broadcast(files), "source"))
     # Every case's length, not only the diverging ones': a join to pick those out cost more than counting them all
@@ -71,15 +75,16 @@ def divergences(steps: DataFrame, files: DataFrame) -> DataFrame:
     lengths = steps.groupBy(*case).agg(F.count(F.lit(1)).alias("case_steps"))
     # The minimal case is the least of these, field by field: one aggregation picks it beside the totals.
     shortest_first = F.struct(*MINIMAL_CASE_ORDER, "file", "run_id", "case", "case_steps", "expected",
-                              "observed")
+                              "observed", *CONCURRENT)
     return (seen.join(lengths, case).groupBy(*TARGET, "rule")
             .agg(F.timestamp_seconds(F.min("invoke_wall")).alias("first_seen"),
                  F.timestamp_seconds(F.max("invoke_wall")).alias("last_seen"),
                  F.size(F.collect_set("run_id")).alias("runs"), F.count(F.lit(1)).alias("occurrences"),
                  F.min(shortest_first).alias("minimal"))
             .select(*TARGET, "rule", "first_seen", "last_seen", "runs", "occurrences",
-                    F.struct("minimal.file", "minimal.run_id", "minimal.case", "minimal.step", "minimal.case_steps"
-                             ).alias("minimal_case"), "minimal.expected", "minimal.observed"))
+                    F.struct("minimal.file", "minimal.run_id", "minimal.case", "minimal.step", "minimal.case_steps",
+                             *[f"minimal.{name}" for name in CONCURRENT]).alias("minimal_case"),
+                    "minimal.expected", "minimal.observed"))
 
 
 def latency_summary(steps: DataFrame) -> DataFrame:

@@ -23,8 +23,8 @@ def step(run="r1", case=1, index=0, *, target="emu", version="1.0", profile="sqs
          op="ReceiveMessage", response="ReceiveOk", verdict="ok", rules=("RCV-HIDE",), divergences=(),
          final=False, invoke=None, latency=0.01, wall=1_800_000_000.0, reappeared=(), views=None, returned=(),
          decisive=None, exact_timing_only=False, schema=SCHEMA_VERSION):
-    """One trace line as the engine writes it (`decisive` defaults to every rule exercised; schema 2
-    lacks it), with what a test varies."""
+    """One trace line of a single client as the engine writes it (`decisive` defaults to every rule exercised;
+    schema 2 lacks it), with what a test varies."""
     invoke = float(index) if invoke is None else invoke
     fields = dict(
         run_id=run, target=target, target_version=version, profile=profile, clock=clock, tolerance=0.5, case=case,
@@ -34,7 +34,8 @@ def step(run="r1", case=1, index=0, *, target="emu", version="1.0", profile="sqs
         divergences=[{"rules": list(d), "expected": "ChangeOk", "observed": "error X", "message_ids": ["m1"]}
                      for d in divergences],
         views=views if views is not None else {"m1": [["receipt", invoke + 30]]}, returned=list(returned),
-        reappeared=[{"message": "m1", "deadline": invoke - late, "lateness": late} for late in reappeared])
+        reappeared=[{"message": "m1", "deadline": invoke - late, "lateness": late} for late in reappeared],
+        client=None, round=None)  # a single client's: a concurrent case's line names its client and round
     if schema >= 6:
         fields["exact_timing_only"] = exact_timing_only
     if schema >= 3:

@@ -318,25 +318,42 @@ def test_a_rule_never_exercised_decisively_is_a_gap_not_a_pass(spark, tmp_path):
 
 
 def test_each_divergence_links_to_the_finding_its_run_wrote(spark, tmp_path):
-    """The report's minimal case and the run's finding are the same case, and the report links to its files."""
+    """The report's minimal case and the run's finding are the same case, and the report links to its files: a
+    single client's run's findings/RUN/RULE.txt and .py, a concurrent run's concurrent/RULE/TIMELINE.txt and RULE.py,
+    its case drawn one lane per client."""
     import re
     from urllib.parse import urlparse
 
+    from sqs_conformance.conformance.concurrent.command import run_clients
+    from sqs_conformance.conformance.concurrent.run import ConcurrentOptions
     from sqs_conformance.conformance.report import write_findings
     from sqs_conformance.conformance.runner import RunOptions, run
+    from tests.concurrent.targets import ForgetfulConsumers
     from tests.conformance.planted import TwoBugs
 
     result = run(TwoBugs("sqs-standard"), "sqs-standard", RunOptions(seed=1, search=False, out_dir=tmp_path / "run"))
     write_findings(result, tmp_path / "run")
+    # A concurrent run into the same folder: its lines appended to the trace (and its columnar copy), its findings
+    # under concurrent/, each with its history.jsonl, which the report reads as a trace too
+    concurrent = run_clients(ForgetfulConsumers("sqs-standard"), "sqs-standard",
+                             ConcurrentOptions(clients=2, cases=1, seed=1, mode="threads"), tmp_path / "run")
+    assert set(concurrent.findings) == {"RCV-EXCLUSIVE"}  # the second consumer is handed what the first holds
     job.build(spark, [str(tmp_path / "run")], str(tmp_path / "out"))
     page = (tmp_path / "out" / "report.html").read_text()
     links = re.findall(r"<a href='([^#'][^']+\.(?:txt|py))'>", page)
-    assert len(links) == 2 * len(result.findings) == 4
+    assert len(links) == 2 * (len(result.findings) + len(concurrent.findings)) == 6
     for link in links:  # relative to the report, as a copy of the folder (a CI artefact) keeps them
         assert not urlparse(link).scheme and (tmp_path / "out" / link).resolve().is_file(), link
     for rule_id, finding in result.findings.items():
         section = page.split(f"id='div-model:sqs-standard-{rule_id}'")[1].split("</section>")[0]
         assert f"Minimal case: {len(finding.steps)} steps" in section  # the same case as the finding's
+        assert "client" not in section  # one column per step, as ever
+    section = page.split("id='div-model:sqs-standard-RCV-EXCLUSIVE'")[1].split("</section>")[0]
+    assert "href='../run/concurrent/RCV-EXCLUSIVE/TIMELINE.txt'" in section
+    (picture,) = pictures_in(section)
+    lanes = [t.text for t in picture.iter(f"{SVG}text") if t.text.startswith("client ")]
+    assert lanes == ["client 0", "client 1"]  # one lane per client
+    assert len([r for r in picture.iter(f"{SVG}rect") if r.get("stroke") == pictures.DIVERGING]) == 1
 
 
 def test_a_step_behind_another_divergence_is_not_counted_as_diverging(spark, tmp_path):
