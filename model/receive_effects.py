@@ -22,6 +22,7 @@ from sqs_conformance.model.rules import (
     RCV_OVERRIDE,
     RCV_REAPPEAR,
     REDRIVE_DLQ,
+    REDRIVE_KEEPS_COUNT,
     VIS_NOT_STICKY,
 )
 from sqs_conformance.model.state import (
@@ -118,6 +119,9 @@ class ReceiveEffects(ReceiveHoldings):
         decided = tuple(r for mid in returned_ids for s in effects.states[mid] for r in s.why if r in applicable)
         if any(s.receive_count for _, states in returned for s in states):  # a handle it had before could come back
             decided += tuple(r for r in (RCV_NEW_HANDLE,) if r in applicable)
+        if RCV_COUNT in applicable and any(states and all(s.redrive_base is not None for s in states)
+                                           for _, states in returned):  # a dead-letter copy's count shows
+            decided += (REDRIVE_KEEPS_COUNT,)
         rules = tuple(dict.fromkeys(self.rules + decided))  # e.g. VIS-NOT-STICKY: this receive ignored a change
         return Outcome(ReceiveOk(tuple(shown)), rules, effects, frozenset(minted), notes, self.at,
                        self._undecided(bool(returned_ids)), self._long_poll_situations())

@@ -84,9 +84,9 @@ def pairs(messages) -> list[tuple[str | None, str | None]]:
 
 
 def counts(s: MessageState) -> set[int]:
-    """The receive counts a receive may report: one more than before; after a redrive, perhaps counted afresh in
-    the dead-letter queue (nothing records which, docs/evidence.md row 'receive-count' speaks of one queue)."""
-    return {s.receive_count + 1} | ({s.receive_count - s.redrive_base + 1} if s.redrive_base is not None else set())
+    """The receive counts a receive may report: one more than before, also in the dead-letter queue after a move
+    (REDRIVE-KEEPS-COUNT: the count is carried over, the move adds nothing)."""
+    return {s.receive_count + 1}
 
 
 def without(message: Message) -> tuple[ReceiveWithout]:

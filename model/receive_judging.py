@@ -26,6 +26,7 @@ from sqs_conformance.model.rules import (
     RCV_REAPPEAR,
     RCV_WAIT_RANGE,
     REDRIVE_DLQ,
+    REDRIVE_KEEPS_COUNT,
     VIS_RANGE,
 )
 from sqs_conformance.model.state import (
@@ -188,7 +189,9 @@ class ReceiveJudging(ReceiveEffects):
 
     def _attribute_problem(self, s: MessageState, got: ReceivedMessage, message: Message) -> Divergence:
         if got.receive_count is not None and got.receive_count not in counts(s):
-            return Divergence((RCV_COUNT,), f"ApproximateReceiveCount {s.receive_count + 1}",
+            # a dead-letter copy counted afresh (or its move counted as a receive) is the move's fault
+            rules = (REDRIVE_KEEPS_COUNT, RCV_COUNT) if s.redrive_base is not None else (RCV_COUNT,)
+            return Divergence(rules, f"ApproximateReceiveCount {s.receive_count + 1}",
                               f"ApproximateReceiveCount {got.receive_count}", (message.id,))
         earliest, latest = self._firsts(s)[0]
         expected = millis(earliest) if latest == earliest else f"{millis(earliest)}..{millis(latest)}"

@@ -86,6 +86,7 @@ RCV_NEW_HANDLE = "RCV-NEW-HANDLE"
 RCV_FIRST_TIMESTAMP = "RCV-FIRST-TIMESTAMP"
 DELAY_HIDES = "DELAY-HIDES"
 REDRIVE_DLQ = "REDRIVE-DLQ"
+REDRIVE_KEEPS_COUNT = "REDRIVE-KEEPS-COUNT"
 INFLIGHT_QUOTA = "INFLIGHT-QUOTA"
 PURGE_ALL = "PURGE-ALL"
 PURGE_IN_PROGRESS = "PURGE-IN-PROGRESS"
@@ -247,6 +248,9 @@ CATALOGUE: tuple[Rule, ...] = (
        (row("delay"),)),
     _r(REDRIVE_DLQ, "When a receive would make the receive count exceed maxReceiveCount, the message moves "
        "to the dead-letter queue instead of being returned.", CURRENT_SQS, (row("redrive"),)),
+    _r(REDRIVE_KEEPS_COUNT, "A message moved to the dead-letter queue keeps its receive count: the move adds "
+       "nothing, and its first receive there shows one more than its last in the source queue.", CURRENT_SQS,
+       (row("dead-letter-copy"),)),
     _r(INFLIGHT_QUOTA, "A standard queue holds at most about 120,000 in-flight messages: a short poll past "
        "it gets OverLimit; a long poll, and a FIFO queue, just return nothing more.", CURRENT_SQS,
        (row("inflight-quota"), seed("002", "a maximum of approximately 120,000"))),

@@ -939,10 +939,11 @@ def test_fifo_attempt_id_retry_of_a_long_poll_answers_at_once_even_when_the_firs
     assert flagged(q.check(retry, 5, received(q, "msg-1", 1))) == ["FIFO-ATTEMPT-ID"]
 
 
-def test_a_redriven_message_may_count_its_receives_on_or_afresh_in_the_dead_letter_queue():
-    """docs/evidence.md's receive-count row speaks of one queue: after a redrive, 'on' (3) and 'afresh' (1) are both
-    permitted, anything else is not."""
-    for count, rule_ids in [(3, []), (1, []), (2, ["RCV-COUNT"])]:
+def test_a_dead_letter_copy_keeps_its_receive_count():
+    """docs/evidence.md row 'dead-letter-copy': received twice in the source, moved by the third receive, the copy's
+    first receive in the dead-letter queue shows 3. Counted afresh (1) or the move counted (4): REDRIVE-KEEPS-COUNT,
+    the rule a person would fix, named first; the receive decides it."""
+    for count, rule_ids in [(3, []), (1, ["REDRIVE-KEEPS-COUNT"]), (4, ["REDRIVE-KEEPS-COUNT"])]:
         q = Scenario(VisibilityTimeout=5)
         q.do(CreateQueue("dlq", {}), 0)
         q.set_attributes(0, RedrivePolicy={"deadLetterTargetQueue": "dlq", "maxReceiveCount": 2})
@@ -951,7 +952,14 @@ def test_a_redriven_message_may_count_its_receives_on_or_afresh_in_the_dead_lett
         q.receive_one(at=10)
         assert q.receive(at=20) == []  # the third receive moves it
         observed = ReceiveOk((ReceivedMessage(mid, "body", None, count, 0),))
-        assert flagged(q.check(ReceiveMessage("dlq", max_messages=1), 21, observed)) == rule_ids, count
+        verdict = q.check(ReceiveMessage("dlq", max_messages=1), 21, observed)
+        assert flagged(verdict) == rule_ids, count
+        assert "REDRIVE-KEEPS-COUNT" in (verdict.decisive if not rule_ids else verdict.outcome.rules)
+    # a receive in the source queue does not exercise it
+    q = Scenario(VisibilityTimeout=5)
+    mid = q.send()
+    in_the_source = q.check(ReceiveMessage("q", max_messages=1), 0, received(q, mid, 1))
+    assert "REDRIVE-KEEPS-COUNT" not in in_the_source.outcome.rules
 
 
 def test_nothing_records_whether_a_change_checks_its_value_or_its_handle_first():
@@ -1044,5 +1052,5 @@ def test_a_fifo_message_that_may_be_elsewhere_does_not_hold_its_group_in_this_qu
     q.set_attributes(1, VisibilityTimeout=60)  # the next receive may still use 0, or already 60
     q.check(ReceiveMessage("q", max_messages=10), 1, EMPTY)  # m1 and m3 moved, m2 perhaps not
     dlq = ReceiveMessage("dlq", max_messages=10, wait_time_seconds=1)
-    both = ReceiveOk((ReceivedMessage(first, "m1", None, 1), ReceivedMessage(third, "m3", None, 1)))
+    both = ReceiveOk((ReceivedMessage(first, "m1", None, 2), ReceivedMessage(third, "m3", None, 2)))
     assert flagged(q.check(dlq, 2, both)) == []
