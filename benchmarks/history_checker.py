@@ -1,7 +1,8 @@
 """The history checker's throughput on stored concurrent histories: 8 clients on one queue (the model as the
 queue, so that every history conforms and the whole of it is searched), sizes 1e4 and 1e5 operations by default.
-For each: operations, parts, seconds to check, operations per second, and the cost per operation against the
-smallest size's (1.0 is linear). The baseline in the same process: the same operations judged one by one in the
+For each: operations, parts, the processes its parts were searched by (`spread.py`: every core from 20,000
+operations), seconds to check, operations per second, and the cost per operation against the smallest size's (1.0 is
+linear). The baseline in the same process: the same operations judged one by one in the
 order recorded by a single model with no search (what the checker would cost if nothing overlapped).
 
     python3 -m benchmarks.history_checker [--sizes 10000 100000 1000000] [--profile sqs-standard]
@@ -17,6 +18,7 @@ from sqs_conformance.adapters.model_target import ModelTarget
 from sqs_conformance.conformance.concurrent.checker import check_history
 from sqs_conformance.conformance.concurrent.clients import clients_of, close_shared, threads
 from sqs_conformance.conformance.concurrent.history import History
+from sqs_conformance.conformance.concurrent.spread import workers_for
 from sqs_conformance.conformance.concurrent.path import judge
 from sqs_conformance.conformance.concurrent.workload import VIRTUAL, RandomDraw, draw_workload
 from sqs_conformance.conformance.translate import IdMap
@@ -52,9 +54,9 @@ def main() -> None:
     parser.add_argument("--profile", default="sqs-standard")
     args = parser.parse_args()
     print(f"profile {args.profile}, 8 clients, virtual clock (the model as the queue)\n")
-    print("| operations | parts | overlapping pairs | check s | ops/s | µs/op ÷ smallest's | one model, recorded "
-          "order, ops/s | conforms |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| operations | parts | overlapping pairs | processes | check s | ops/s | µs/op ÷ smallest's | one model, "
+          "recorded order, ops/s | conforms |")
+    print("|---|---|---|---|---|---|---|---|---|")
     first_cost = None
     for size in args.sizes:
         history = recorded_history(args.profile, size)
@@ -65,7 +67,8 @@ def main() -> None:
         cost = seconds / len(history.ops)
         first_cost = first_cost or cost
         plain = in_recorded_order(history)
-        print(f"| {len(history.ops):,} | {len(verdict.decomposed.parts):,} | {overlapping:,} | {seconds:.1f} | "
+        print(f"| {len(history.ops):,} | {len(verdict.decomposed.parts):,} | {overlapping:,} | "
+              f"{workers_for(len(history.ops))} | {seconds:.1f} | "
               f"{len(history.ops) / seconds:,.0f} | {cost / first_cost:.2f} | {len(history.ops) / plain:,.0f} | "
               f"{verdict.conforms} |")
     print("\nGoal (issue 46): 1e6 operations in 30 s, about 33,000 ops/s, linear.")

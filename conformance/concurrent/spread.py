@@ -27,7 +27,7 @@ _work: tuple[list[Part], Model, int] | None = None  # what the forked workers in
 def searched(parts: list[Part], base: Model, budget: int, workers: int | None = None) -> list[Searched]:
     """Each part's search, in the parts' order; by `workers` processes (None: as many as pay and are safe here)."""
     if workers is None:
-        workers = _workers_worth(sum(len(p.ops) for p in parts))
+        workers = workers_for(sum(len(p.ops) for p in parts))
     if workers < 2:
         return [search(p.ops, base, budget) for p in parts]
     global _work
@@ -40,7 +40,8 @@ def searched(parts: list[Part], base: Model, budget: int, workers: int | None = 
         _work = None
 
 
-def _workers_worth(operations: int) -> int:
+def workers_for(operations: int) -> int:
+    """The processes a check of this many operations is spread over here (1: not spread)."""
     if operations < SPREAD_FROM or threading.active_count() > 1 \
             or "fork" not in multiprocessing.get_all_start_methods():
         return 1
