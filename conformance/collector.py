@@ -21,16 +21,18 @@ _before: tuple[int, ...] = gc.get_threshold()
 
 
 @contextmanager
-def fewer_collections() -> Iterator[None]:
+def fewer_collections(none: bool = False) -> Iterator[None]:
     """The threshold raised to COLLECTION_THRESHOLD while any stretch of this process is under way, set back as it
-    was once the last ends. Objects freed by reference counting (nearly all a step makes) are freed as before."""
+    was once the last ends. Objects freed by reference counting (nearly all a step makes) are freed as before.
+    `none`: no automatic collection at all through a stretch that starts alone (a history's check, which makes no
+    cycles and keeps millions of objects: each full collection walks them all, half its time at 1e6 operations)."""
     global _stretches, _before
     with _lock:
         if _stretches == 0:
             _before = gc.get_threshold()
             youngest, *older = _before
             if youngest:  # 0: automatic collection is off, and stays so
-                gc.set_threshold(max(youngest, COLLECTION_THRESHOLD), *older)
+                gc.set_threshold(0 if none else max(youngest, COLLECTION_THRESHOLD), *older)
         _stretches += 1
     try:
         yield

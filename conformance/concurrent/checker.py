@@ -28,7 +28,12 @@ from sqs_conformance.model.values import ReceiveMessage, ReceiveOk
 from sqs_conformance.model.verdicts import StepVerdict
 
 
-@dataclass
+# A step judged in several parts shows the gravest of its verdicts there.
+_GRAVITY = {v: rank for rank, v in enumerate((StepVerdict.OK, StepVerdict.NOTE, StepVerdict.UNKNOWN,
+                                              StepVerdict.UNORDERED, StepVerdict.BEHIND, StepVerdict.DIVERGENCE))}
+
+
+@dataclass(slots=True)
 class StepJudgement:
     """One operation of the history, judged in every part it belongs to."""
 
@@ -40,9 +45,7 @@ class StepJudgement:
     notes: list[Divergence] = field(default_factory=list)
 
     def add(self, verdict: StepVerdict, rules=(), decisive=(), divergences=(), notes=()) -> None:
-        order = (StepVerdict.OK, StepVerdict.NOTE, StepVerdict.UNKNOWN, StepVerdict.UNORDERED, StepVerdict.BEHIND,
-                 StepVerdict.DIVERGENCE)
-        if order.index(verdict) > order.index(self.verdict):
+        if _GRAVITY[verdict] > _GRAVITY[self.verdict]:
             self.verdict = verdict
         self.rules.update(rules)
         self.decisive.update(decisive)
@@ -91,7 +94,7 @@ def check_history(history: History, budget: int = DEFAULT_BUDGET, workers: int |
     returns are counted within it alone (a history is one case: two of one rule are not rare), so that a run,
     `check` and `confirm` judge it alike whatever came before. `workers`: processes to search its parts
     (`spread.py`; None: as many as pay)."""
-    with fewer_collections():  # every step's verdict is kept: a large history is a large heap
+    with fewer_collections(none=True):  # every step's verdict is kept: a large history is a large heap
         return _checked(history, budget, workers)
 
 

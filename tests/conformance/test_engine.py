@@ -172,6 +172,14 @@ def test_a_run_collects_cycles_less_often_and_leaves_the_collector_as_it_found_i
         second.__exit__(None, None, None)
         assert gc.get_threshold() == (900, 11, 12)
 
+        # A history's check alone: no automatic collection through it; inside a run, the run's threshold holds
+        with fewer_collections(none=True):
+            assert gc.get_threshold() == (0, 11, 12)
+        assert gc.get_threshold() == (900, 11, 12)
+        with fewer_collections(), fewer_collections(none=True):
+            assert gc.get_threshold() == (COLLECTION_THRESHOLD, 11, 12)
+        assert gc.get_threshold() == (900, 11, 12)
+
         gc.set_threshold(0, 11, 12)  # automatic collection off: a run does not turn it on
         target.fail = False
         target.seen = set()
