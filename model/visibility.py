@@ -87,12 +87,13 @@ def _change_state(model: Model, message: Message, s: MessageState, handle: str, 
         return [PerState(errors.not_available_for_change(), (CMV_DELETED,))]
     current = s.receipt == handle
     return [result for in_flight in model.in_flight_when(s, now, late)
-            for result in _change_receipt(model, message, s, current, in_flight, now, late, v)]
+            for result in _change_receipt(model, message, s, current, in_flight, now, late, v, info.received_at)]
 
 
 def _change_receipt(model: Model, message: Message, s: MessageState, current: bool, in_flight: bool, now: float,
-                    late: float, v: float) -> list[PerState]:
-    """A change of a live message's receipt, once it is known whether the receipt is still in flight."""
+                    late: float, v: float, handle_received_at: float) -> list[PerState]:
+    """A change of a live message's receipt, once it is known whether the receipt is still in flight.
+    `handle_received_at`: when the receive that gave the handle took effect (an earlier one's, for a stale handle)."""
     p = model.profile
     if p.change_returns_new_handle:
         if not (current and in_flight):
@@ -103,6 +104,7 @@ def _change_receipt(model: Model, message: Message, s: MessageState, current: bo
         accepted = _accepted(model, s, now, late, v)
         if not current:
             accepted = accepted._replace(rules=(CMV_STALE,) + accepted.rules)
+            return _stale_ceiling_check(model, message, s, now, late, v, accepted, handle_received_at)
         return _ceiling_check(model, message, s, now, late, v, accepted)
     # Past the deadline, or a stale handle of an earlier receive: the hedged rows.
     rules: tuple[str, ...]
@@ -141,6 +143,20 @@ def _accepted(model: Model, s: MessageState, now: float, late: float, v: float, 
         response = ChangeOkWithin(handle, round((deadline - band) * 1000), round((late + v + band) * 1000))
         why = why + (SMQ_NEW_HANDLE,)
     return PerState(response, why, s.evolve(**changes))
+
+
+def _stale_ceiling_check(model: Model, message: Message, s: MessageState, now: float, late: float, v: float,
+                         accepted: PerState, handle_received_at: float) -> list[PerState]:
+    """A stale handle's change (standard): nothing records whether its 12 hours count from the latest receive or
+    from the one that gave the handle, so what either base permits is permitted (a deadline between the two
+    ceilings may be accepted or refused, and decides nothing)."""
+    from_latest = _ceiling_check(model, message, s, now, late, v, accepted)
+    if model._ceiling(s) is None or s.received_at is None or handle_received_at >= s.received_at:
+        return from_latest
+    earlier = s.evolve(received_at=handle_received_at, received_slack=0.0)
+    kinds = {isinstance(r.response, ErrorSpec) for r in from_latest}
+    return from_latest + [r for r in _ceiling_check(model, message, earlier, now, late, v, accepted)
+                          if isinstance(r.response, ErrorSpec) not in kinds]
 
 
 def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, late: float, v: float,

@@ -219,6 +219,28 @@ def test_ceiling_reset_by_an_extension_is_attributed():
     assert verdict.divergences[0].rules == ("VIS-CEILING-NO-RESET", "VIS-CEILING")
 
 
+@pytest.mark.parametrize("value, accepted, refused", [
+    (42_250, [], []),  # past 12 h from the stale handle's receive, within them from the latest: either answer
+    (42_150, [], ["VIS-CEILING"]),  # within 12 h of both receives: accepted
+    (42_310, ["VIS-CEILING"], []),  # past 12 h of both: refused
+])
+def test_a_stale_handle_s_ceiling_may_count_from_its_own_receive_or_the_latest(value, accepted, refused):
+    """Standard queue, a change through the handle of an earlier receive (CMV-STALE): nothing records which
+    receive its 12 hours count from, so what either base permits is permitted, and nothing between decides."""
+    for observed, rule_ids in [(ChangeOk(), accepted),
+                               (Error("InvalidParameterValue", CEILING_TEXT.format(v=value)), refused)]:
+        q = Scenario(VisibilityTimeout=30)
+        q.send()
+        stale = q.receive_one(at=0).receipt_handle
+        # received again once the first timeout lapsed, and in flight still at the change: `stale` is an older handle
+        q.receive_one(at=100, visibility_timeout=2_000)
+        verdict = q.check(ChangeMessageVisibility("q", stale, value), 1_000, observed)
+        assert [r for d in verdict.divergences for r in d.rules if r in rule_ids] == rule_ids, (value, observed)
+        assert bool(verdict.divergences) == bool(rule_ids), (value, observed)
+        if not rule_ids and not accepted and not refused:
+            assert "VIS-CEILING" not in verdict.decisive
+
+
 @pytest.mark.parametrize("profile", ["sqs-2008", "smq"])
 def test_no_cumulative_ceiling_documented_for_older_apis(profile):
     q = Scenario(profile, VisibilityTimeout=43200)
