@@ -4,6 +4,9 @@ many, FIFO group order, a long poll's duty to return something) (model/receive.p
 
 from __future__ import annotations
 
+import math
+from functools import cached_property
+
 from sqs_conformance.model import errors
 from sqs_conformance.model.outcomes import (
     Divergence, Outcome, ReceiveInOrder, ReceiveRepeated, ReceiveSome,
@@ -229,14 +232,17 @@ class ReceiveJudging(ReceiveEffects):
         for candidate in sorted([*self.candidates.values(), *settled], key=lambda c: c.message.seq):
             states = candidate.message.states
             surely = [s for s in candidate.receivable if s.surely_due(by, self.model.timing.tolerance)]
-            if self.queue.fifo and candidate.message.id not in self.surely_free:
-                continue  # an earlier message of its group may still hold the group
+            if self.queue.fifo and not self._group_surely_free_from(candidate) < by:
+                continue  # another message of its group may still hold the group then
             if surely and len(surely) == len(states):
                 why = tuple(r for s in states for r in s.why if r != RCV_HIDE)
                 reappeared = any(s.hidden is not Hidden.NONE for s in states)
                 # Surely visible when the poll began: its deadline was kept, the poll missed it. Visible only during
-                # the wait: a poll that does not wake for it is the likelier fault than the deadline.
-                waking = () if all(self._surely_visible(s) for s in surely) else (RCV_LONG_POLL,)
+                # the wait (not at its very end): a poll that does not wake for it is the likelier fault.
+                tolerance = self.model.timing.tolerance
+                waking = (RCV_LONG_POLL,) if any(not s.surely_due(self.invoked, tolerance)
+                                                 and s.surely_due(by - LONG_POLL_SLACK, tolerance)
+                                                 for s in surely) else ()
                 rules = dedupe(self._held_by_later(candidate) + waking + self._on_the_brink(states) + why
                                 + ((RCV_REAPPEAR,) if reappeared else ()) + (RCV_LONG_POLL,))
                 applicable = self.model.profile.rule_ids
@@ -259,15 +265,16 @@ class ReceiveJudging(ReceiveEffects):
         a message is surely receivable, and an empty one no sooner than the end of its wait if a message became
         receivable before then. (A real clock's windows cannot tell; FIFO group locks and redrive are left to the
         checks above.)"""
-        if self.model.timing.windowed or self.queue.fifo or self.quota_reached:
+        if self.model.timing.windowed or self.quota_reached:
             return []
         end = self.invoked + self.wait
         surely: list[float] = []  # when each message is receivable in every state it may be in
         for candidate in self.candidates.values():
             states = candidate.receivable + candidate.hidden
-            if states and not candidate.due and not candidate.blocked and len(states) == len(
-                    candidate.message.states):
-                surely.append(max(self.invoked, *(s.visible_at for s in states)))
+            held_back = bool(candidate.blocked) and not self.queue.fifo  # FIFO: until its group is free (below)
+            if states and not candidate.due and not held_back and len(states) == len(candidate.message.states):
+                free = self._group_surely_free_from(candidate) if self.queue.fifo else -math.inf
+                surely.append(max(self.invoked, free, *(s.visible_at for s in states)))
         if self.settled:
             surely.append(self.invoked)  # settled by the time the poll began
         first = min((t for t in surely if t <= end), default=None)
@@ -280,6 +287,33 @@ class ReceiveJudging(ReceiveEffects):
             return [Divergence((RCV_LONG_POLL,), f"a message at {first:.3f}, within the wait (to {end:.3f})",
                                f"an empty answer at {self.at:.3f}")]
         return []
+
+    def _group_surely_free_from(self, candidate: Candidate) -> float:
+        """FIFO: the instant from which no other message of the candidate's group here can hold it back, in any
+        state any of them may be in: each surely visible (or gone) by then (its release then, or its deadline kept).
+        Asked where the walk at the receive's own time left the message unsure (a long poll that waits past
+        another message's deadline, whatever other groups stay locked meanwhile)."""
+        if candidate.message.id in self.surely_free:
+            return -math.inf
+        latest = self._latest_release_per_group.get(candidate.message.group_id or "", [])
+        return next((edge for edge, message_id in latest if message_id != candidate.message.id), -math.inf)
+
+    @cached_property
+    def _latest_release_per_group(self) -> dict[str, list[tuple[float, str]]]:
+        """Per FIFO group, its two messages here surely visible last (latest first): when each is surely visible,
+        in every state it may be in. Every message of the queue is read (one hidden far beyond the receive's
+        horizon holds its group too), once a receive asks."""
+        tolerance = self.model.timing.tolerance
+        per_group: dict[str, list[tuple[float, str]]] = {}
+        for message_id in self.queue.message_ids:
+            message = self.model.messages[message_id]
+            edges = [s.visible_at + s.slack + tolerance for s in message.states if s.live_in(self.queue.name)]
+            if edges:
+                latest = per_group.setdefault(message.group_id or "", [])
+                latest.append((max(edges), message_id))
+                latest.sort(reverse=True)
+                del latest[2:]
+        return per_group
 
     def _held_by_later(self, candidate: Candidate) -> tuple[str, ...]:
         """FIFO: a visible message missed while a later message of its group is in flight was most likely held

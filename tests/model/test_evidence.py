@@ -652,6 +652,40 @@ def test_a_fifo_long_poll_waits_for_a_group_head_that_is_to_move_then_returns_th
     assert [m.message_id for m in q.do(ReceiveMessage("dlq", max_messages=1), 3).messages] == [head]
 
 
+@pytest.mark.parametrize("windowed", [False, True])
+def test_a_fifo_long_poll_returns_a_group_s_head_as_soon_as_it_is_free_while_another_group_stays_locked(windowed):
+    """Group A stays locked by a1 in flight; b2 comes back at 2 during a poll from 1 to 6. With b1 (its group's
+    first) deleted, b2 is the group's head then and the poll must return it at 2: an answer at the end of the
+    wait, empty or with b2, diverges (an empty one on a real clock too, whose window cannot tell when b2 came).
+    With b1 still in flight past the wait, b2 is held behind it: the empty answer is permitted."""
+    from sqs_conformance.model.state import EXACT, Timing
+
+    def polled(answer, b1_deleted: bool):
+        q = Scenario("sqs-fifo", timing=Timing(windowed=True, tolerance=0.05) if windowed else EXACT,
+                     VisibilityTimeout=60)
+        q.send("a1", group_id="A")
+        _, b2 = q.send("b1", group_id="B"), q.send("b2", group_id="B")
+        assert q.receive_one(at=0).body == "a1"
+        received = {m.body: m.receipt_handle for m in q.receive(at=0, max_messages=2)}
+        assert set(received) == {"b1", "b2"}
+        q.change(received["b2"], 1, at=1)  # visible again at 2
+        if b1_deleted:
+            q.delete(received["b1"], at=1)
+        poll = ReceiveMessage(q.queue, max_messages=10, wait_time_seconds=5)
+        return q.model.observe(poll, 1, answer(b2), completed_at=6)
+
+    def empty(_):
+        return EMPTY
+
+    def b2_again(b2):
+        return ReceiveOk((ReceivedMessage(b2, "b2", None, 2, None),))
+
+    assert flagged(polled(empty, b1_deleted=True)) == ["RCV-LONG-POLL"]
+    if not windowed:
+        assert flagged(polled(b2_again, b1_deleted=True)) == ["RCV-LONG-POLL"]  # answered at 6, not at 2
+    assert flagged(polled(empty, b1_deleted=False)) == []
+
+
 @pytest.mark.parametrize("profile", CURRENT)
 def test_an_empty_long_poll_moved_a_message_surely_due(profile):
     # It looked at every message: the due one went to the dead-letter queue, where it must now be
