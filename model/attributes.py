@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqs_conformance.model import errors
-from sqs_conformance.model.outcomes import AttributeWithin, Divergence, Effects, Outcome, Verdict, describe
+from sqs_conformance.model.outcomes import (
+    AttributeWithin, Divergence, Effects, Outcome, Verdict, describe, situated,
+)
 from sqs_conformance.model.rules import ATTR_COUNTS, QATTR_LATER_RECEIVES, REDRIVE_DLQ, VIS_DEFAULT
 from sqs_conformance.model.settled import Settled, SurelyHidden
-from sqs_conformance.model.state import Hidden, Queue, Redrive, Setting
+from sqs_conformance.model.state import Hidden, Message, Queue, Redrive, Setting
 from sqs_conformance.model.usage import ModelUsageError
 from sqs_conformance.model.validation import as_int, attribute_ranges, is_int_in
 from sqs_conformance.model.values import AttributesOk, ErrorSpec, Response
@@ -136,7 +138,21 @@ class AttributesExpectation:
     rules: tuple[str, ...] = (ATTR_COUNTS,)
 
     def bounds(self) -> dict[str, tuple[int, int]]:
+        return self._bounds_and_situations()[0]
+
+    def _bounds_and_situations(self) -> tuple[dict[str, tuple[int, int]], tuple[tuple[str, str], ...]]:
+        """The counts' bounds, and ATTR-COUNTS' situation: where a receipt has lapsed with no receive since, a
+        queue that releases a message only when a receive comes still counts it in flight, and passes every count
+        read while no receipt has lapsed."""
         moving, settled, hidden = self.model.in_motion(self.queue, self.now, self.late)
+        tolerance = self.model.timing.tolerance
+        lapsed = settled.any_received_before or any(
+            s.hidden is Hidden.RECEIPT and s.live_in(self.queue.name) and s.surely_due(self.now, tolerance)
+            for message in moving for s in message.states)
+        situations = situated(self.rules, "a receipt lapsed, no receive since") if lapsed else ()
+        return self._bounds(moving, settled, hidden), situations
+
+    def _bounds(self, moving: list[Message], settled: Settled, hidden: SurelyHidden) -> dict[str, tuple[int, int]]:
         low = _read_together(settled, hidden)
         high = dict(low)
         for message in moving:
@@ -171,7 +187,8 @@ class AttributesExpectation:
             problem = Divergence(self.rules, "AttributesOk", describe(observed))
             return Verdict(Outcome(observed, self.rules), (problem,))
         problems = []
-        for name, (low, high) in self.bounds().items():
+        bounds, situations = self._bounds_and_situations()
+        for name, (low, high) in bounds.items():
             value = as_int(observed.attributes.get(name))
             if value is None or not low <= value <= high:
                 problems.append(Divergence(self.rules, f"{name} in [{low}, {high}]", f"{name}={value}",
@@ -182,4 +199,4 @@ class AttributesExpectation:
                 rule_id = VIS_DEFAULT if name == "VisibilityTimeout" else QATTR_LATER_RECEIVES
                 problems.append(Divergence((rule_id,), f"{name} in {allowed}", f"{name}={setting}",
                                            permitted=(AttributeWithin(name, values=tuple(allowed)),)))
-        return Verdict(Outcome(observed, self.rules), tuple(problems))
+        return Verdict(Outcome(observed, self.rules, situations=situations), tuple(problems))

@@ -29,7 +29,7 @@ def _batch(model: Model, queue: str, entries: tuple[ChangeEntry | DeleteEntry, .
     if not model.profile.has_batches:
         raise ModelUsageError(f"profile {model.profile.name} has no batch operations")
     model.queue(queue)
-    invalid = batch_errors([e.id for e in entries], model.profile.batch_max_entries)
+    invalid = batch_errors([(e.id, e) for e in entries], model.profile.batch_max_entries)
     if invalid:
         return Enumerated(invalid)
     judged = _entries_in_any_order(model, entries, single)

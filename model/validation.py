@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from sqs_conformance.model import errors
-from sqs_conformance.model.outcomes import Outcome
+from sqs_conformance.model.outcomes import Outcome, situated
 from sqs_conformance.model.rules import (
     BATCH_EMPTY,
     BATCH_ENTRY_ID,
@@ -61,9 +61,11 @@ def is_int_in(value: object, low: int, high: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
-def batch_errors(entry_ids: list[str], max_entries: int) -> list[Outcome]:
-    """Every request-level batch fault present; the order AWS checks them in is not recorded, so a request
-    with several faults may be answered with any of their errors. Empty when the batch is well formed."""
+def batch_errors(entries: list[tuple[str, object]], max_entries: int) -> list[Outcome]:
+    """Every request-level batch fault present in `entries` (each entry's id, and the rest of it); the order AWS
+    checks them in is not recorded, so a request with several faults may be answered with any of their errors.
+    Empty when the batch is well formed."""
+    entry_ids = [entry_id for entry_id, _ in entries]
     if not entry_ids:
         return [Outcome(errors.empty_batch(), (BATCH_EMPTY,))]
     faults = []
@@ -72,7 +74,12 @@ def batch_errors(entry_ids: list[str], max_entries: int) -> list[Outcome]:
     if any(not isinstance(i, str) or _BATCH_ENTRY_ID.fullmatch(i) is None for i in entry_ids):
         faults.append(Outcome(errors.invalid_batch_entry_id(), (BATCH_ENTRY_ID,)))
     if len(set(entry_ids)) != len(entry_ids):
-        faults.append(Outcome(errors.batch_ids_not_distinct(), (BATCH_IDS_DISTINCT,)))
+        # A queue that refuses a repeated entry (its id and its handle alike) passes every batch that repeats one
+        # whole: ids repeated on entries that differ otherwise are a situation of their own.
+        whole = {repr(entry) for _, entry in entries}
+        label = "entries that differ but for their ids" if len(whole) == len(entries) else ""
+        faults.append(Outcome(errors.batch_ids_not_distinct(), (BATCH_IDS_DISTINCT,),
+                              situations=situated((BATCH_IDS_DISTINCT,), label)))
     return faults
 
 

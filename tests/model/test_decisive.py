@@ -304,3 +304,44 @@ def test_purges_on_a_real_clock_are_60_s_apart_at_some_instants_their_windows_al
     assert refused.ok and "PURGE-IN-PROGRESS" in refused.decisive
     assert second(150, 159, Ok()).divergences[0].rule == "PURGE-IN-PROGRESS"
     assert "PURGE-IN-PROGRESS" in second(164, 165, in_progress).divergences[0].rules  # past 60 s at any instants
+
+
+def test_repeated_batch_ids_on_entries_that_differ_otherwise_are_a_situation_of_their_own():
+    """A queue that refuses a repeated entry (id and handle alike) passes every batch repeating one whole: the
+    witnesses must also try ids repeated on entries with different handles."""
+    from sqs_conformance.model.values import DeleteEntry, DeleteMessageBatch
+
+    q = Scenario()
+    q.send("a"), q.send("b")
+    first, second = (m.receipt_handle for m in q.receive(at=0, max_messages=2))
+    not_distinct = Error("BatchEntryIdsNotDistinct", "Id entries are not distinct.")
+
+    def refused(*entries):
+        verdict = q.check(DeleteMessageBatch("q", entries), 1, not_distinct)
+        assert verdict.ok and "BATCH-IDS-DISTINCT" in verdict.decisive
+        return verdict.outcome.situation_of("BATCH-IDS-DISTINCT")
+
+    assert refused(DeleteEntry("e", first), DeleteEntry("e", second)) == "entries that differ but for their ids"
+    assert refused(DeleteEntry("e", first), DeleteEntry("e", first)) == ""
+
+
+def test_counts_read_after_a_receipt_lapsed_with_no_receive_since_are_a_situation_of_their_own():
+    """A queue that releases a message only when a receive comes still counts it in flight after its deadline:
+    it passes every count read before one lapses, so the witnesses must read one after."""
+    from sqs_conformance.model.values import AttributesOk, GetQueueAttributes
+
+    def counts_at(at: float, received_again: bool = False) -> str:
+        q = Scenario(VisibilityTimeout=5)
+        q.send()
+        q.receive_one(at=0)
+        if received_again:
+            q.receive_one(at=6)
+        shown = q.model.step(GetQueueAttributes("q"), at)[0]
+        assert isinstance(shown, AttributesOk)
+        verdict = q.check(GetQueueAttributes("q"), at, shown)
+        assert verdict.ok and "ATTR-COUNTS" in verdict.decisive
+        return verdict.outcome.situation_of("ATTR-COUNTS")
+
+    assert counts_at(7) == "a receipt lapsed, no receive since"
+    assert counts_at(3) == ""  # still in flight
+    assert counts_at(7, received_again=True) == ""  # in flight again under the new receipt
