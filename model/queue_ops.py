@@ -95,14 +95,18 @@ def send_message(model: Model, op: SendMessage, now: float, late: float) -> Expe
         delays: tuple[int, ...] = (op.delay_seconds,)
     else:
         delays = queue.setting("DelaySeconds", now, p.attribute_propagation_seconds)  # type: ignore[assignment]
-    if any(delays):
+    # Its own DelaySeconds 0 on a queue with a delay: visible at once, the queue's delay overridden (a receive
+    # returning it decides DELAY-HIDES, as one holding it back until the delay ends does for a delayed message)
+    overriding = op.delay_seconds == 0 and p.has_delay and any(
+        queue.setting("DelaySeconds", now, p.attribute_propagation_seconds))  # type: ignore[arg-type]
+    if any(delays) or overriding:
         rules += (DELAY_HIDES,)
     model._next_message += 1
     model._next_seq += 1
     message_id = f"msg-{model._next_message}"
     states = tuple(
         MessageState(queue=op.queue, visible_at=now + d, hidden=Hidden.DELAY if d else Hidden.NONE,
-                     why=(DELAY_HIDES,) if d else (), slack=late - now)
+                     why=(DELAY_HIDES,) if d or overriding else (), slack=late - now)
         for d in delays
     )
     message = Message(message_id, op.body, model._next_seq, now, op.group_id, states)

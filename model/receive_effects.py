@@ -10,6 +10,7 @@ from sqs_conformance.model.outcomes import (
     Divergence, Effects, Outcome, situated,
 )
 from sqs_conformance.model.rules import (
+    DELAY_HIDES,
     FIFO_ATTEMPT_ID,
     FIFO_ORDER,
     LOCK_NOT_REMEMBERED,
@@ -24,6 +25,7 @@ from sqs_conformance.model.rules import (
     REDRIVE_DLQ,
     REDRIVE_KEEPS_COUNT,
     VIS_NOT_STICKY,
+    VIS_TERMINATE,
 )
 from sqs_conformance.model.state import (
     Attempt,
@@ -124,7 +126,22 @@ class ReceiveEffects(ReceiveHoldings):
             decided += (REDRIVE_KEEPS_COUNT,)
         rules = tuple(dict.fromkeys(self.rules + decided))  # e.g. VIS-NOT-STICKY: this receive ignored a change
         return Outcome(ReceiveOk(tuple(shown)), rules, effects, frozenset(minted), notes, self.at,
-                       self._undecided(bool(returned_ids)), self._long_poll_situations())
+                       self._undecided(bool(returned_ids)),
+                       self._long_poll_situations() + self._delay_situations(returned))
+
+    def _delay_situations(self, returned: list[tuple[Message, list[MessageState]]]) -> tuple[tuple[str, str], ...]:
+        """On a queue with a delay, a message returned that was made visible at once (VIS-TERMINATE), or sent with
+        its own DelaySeconds 0 (DELAY-HIDES): a queue that applies its delay again, or instead, passes every such
+        step on a queue without one."""
+        propagation = self.model.profile.attribute_propagation_seconds
+        if "DelaySeconds" not in self.queue.settings or not any(
+                self.queue.setting("DelaySeconds", self.at, propagation)):
+            return ()
+        states = [s for _, before in returned for s in before]
+        terminated = any(VIS_TERMINATE in s.why for s in states)
+        undelayed = any(DELAY_HIDES in s.why and s.hidden is Hidden.NONE for s in states)
+        return (situated((VIS_TERMINATE,), "on a queue with a delay" if terminated else "")
+                + situated((DELAY_HIDES,), "its own DelaySeconds 0 on a queue with a delay" if undelayed else ""))
 
     def _long_poll_situations(self) -> tuple[tuple[str, str], ...]:
         """A long poll the queue's default made, and one that a message due only during its wait must wake,

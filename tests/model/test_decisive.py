@@ -345,3 +345,30 @@ def test_counts_read_after_a_receipt_lapsed_with_no_receive_since_are_a_situatio
     assert counts_at(7) == "a receipt lapsed, no receive since"
     assert counts_at(3) == ""  # still in flight
     assert counts_at(7, received_again=True) == ""  # in flight again under the new receipt
+
+
+def test_a_message_visible_at_once_on_a_queue_with_a_delay_is_a_situation_of_its_own():
+    """Made visible by a change to 0, or sent with its own DelaySeconds 0, on a queue whose DelaySeconds is 5: a
+    queue that applies its delay again (or instead) passes every such step on a queue without a delay. A long poll
+    that comes back empty diverges under the rule; the receive that returns the message names the situation."""
+    poll = ReceiveMessage("q", max_messages=10, wait_time_seconds=1)
+
+    def terminated(observe_empty: bool):
+        q = Scenario(DelaySeconds=5)
+        mid = q.send(at=0)
+        handle = q.receive_one(at=6).receipt_handle
+        q.change(handle, 0, at=7)
+        observed = ReceiveOk(()) if observe_empty else ReceiveOk((ReceivedMessage(mid, "body", None, 2, 6000),))
+        return q.check(poll, 8, observed)
+
+    def undelayed(observe_empty: bool):
+        q = Scenario(DelaySeconds=5)
+        mid = q.check(SendMessage("q", "body", delay_seconds=0), 0, SendOk("t-1")).outcome.response.message_id
+        observed = ReceiveOk(()) if observe_empty else ReceiveOk((ReceivedMessage(mid, "body", None, 1, 1000),))
+        return q.check(poll, 1, observed)
+
+    for judged, rule_id, label in ((terminated, "VIS-TERMINATE", "on a queue with a delay"),
+                                   (undelayed, "DELAY-HIDES", "its own DelaySeconds 0 on a queue with a delay")):
+        returned = judged(observe_empty=False)
+        assert returned.ok and returned.outcome.situation_of(rule_id) == label, rule_id
+        assert rule_id in judged(observe_empty=True).divergences[0].rules, rule_id
