@@ -34,11 +34,12 @@ from sqs_conformance.model.rules import (
 )
 from sqs_conformance.model.values import (
     ChangeEntry, ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteEntry, DeleteMessage,
-    DeleteMessageBatch, GetQueueAttributes, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage,
+    DeleteMessageBatch, GetQueueAttributes, Ok, PeekMessage, PurgeQueue, ReceiveMessage, ReceiveOk, SendMessage,
     SetQueueAttributes,
 )
 
 MAIN, DEAD_LETTER = "q", "dlq"
+SIDE = "side"  # a queue made only to try CreateQueue's ranges at and past their edges
 TIMEOUTS = (0, 1, 2, 5, 5, 30, 30, 60, 600, 43200, 43201, -1)
 FIXED_ADVANCES = (0.001, 0.5, 1, 5, 30, 61, 300, 3600, 20_000)
 # Under a real clock every wait is slept: short timeouts, short waits (the ceiling is still reached, by values
@@ -213,6 +214,8 @@ class VisibilityMachine(RuleBasedStateMachine):
         self.handles: list[str] = []
         self.last_receive: list[str] = []  # the handles the latest non-empty receive returned
         self.queues = [MAIN]
+        self.base: dict[str, object] = {}  # the attributes every queue of the case is made with (FIFO's)
+        self.side_made = False
         self.sent = 0
         self.attempted: ReceiveMessage | None = None  # the latest FIFO receive made with an attempt id
 
@@ -286,6 +289,7 @@ class VisibilityMachine(RuleBasedStateMachine):
         base: dict[str, object] = {}
         if self.profile.fifo:
             base = {"FifoQueue": "true", "ContentBasedDeduplication": str(dedup).lower()}
+        self.base = dict(base)
         attributes = dict(base)
         if visibility is not None:
             attributes["VisibilityTimeout"] = visibility
@@ -501,13 +505,26 @@ class VisibilityMachine(RuleBasedStateMachine):
 
     # --- the queue -------------------------------------------------------------------------------------------
 
-    @drawing_rule
-    def set_attributes(self, data):
+    def ranged_attributes(self) -> list[tuple[str, tuple[int, ...]]]:
+        """The queue attributes with a range, each with values inside it, at its edges and past them."""
         attributes = [("VisibilityTimeout", (0, 1, 5, 30, 60, 43200, 43201, -1))]
         attributes += [("DelaySeconds", (0, 5, 901))] if self.profile.has_delay else []
         attributes += [("ReceiveMessageWaitTimeSeconds", (0, 2, 21))] if self.profile.has_long_poll else []
-        name, values = pick(data, attributes, "attribute")
+        return attributes
+
+    @drawing_rule
+    def set_attributes(self, data):
+        name, values = pick(data, self.ranged_attributes(), "attribute")
         self.do(SetQueueAttributes(MAIN, {name: pick(data, values, "value")}))
+
+    @precondition(lambda self: not self.side_made)
+    @drawing_rule
+    def create_at_an_edge(self, data):
+        """CreateQueue checks the ranges SetQueueAttributes does: a queue of its own made with a value at or past
+        an edge (the main queue is made with values inside them only)."""
+        name, values = pick(data, self.ranged_attributes(), "attribute")
+        step = self.do(CreateQueue(SIDE, {**self.base, name: pick(data, values, "value")}))
+        self.side_made = step is not None and isinstance(step.verdict.outcome.response, Ok)
 
     @precondition(lambda self: self.handles)
     @drawing_rule

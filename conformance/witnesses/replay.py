@@ -195,7 +195,7 @@ def _unbatched(profile: str, case: Case) -> Case:
 
 def _well_formed(profile: str, entries: tuple) -> bool:
     """A batch no request-level check refuses: only then are its entries what it does."""
-    return not batch_errors([e.id for e in entries], PROFILES[profile].batch_max_entries)
+    return not batch_errors([(e.id, e) for e in entries], PROFILES[profile].batch_max_entries)
 
 
 def replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id: str,
