@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqs_conformance.conformance.cases import Case
-from sqs_conformance.conformance.machine import REAL_MAX_WAIT
+from sqs_conformance.conformance.machine import MAIN, REAL_MAX_WAIT
 from sqs_conformance.conformance.witnesses.catalogue import Witness
 from sqs_conformance.conformance.witnesses.judged import JUDGED_TOLERANCE, replayed_on_model
 from sqs_conformance.model.profiles import PROFILES
@@ -30,9 +30,12 @@ def with_probes(profile: str, pace: str, witness: Witness) -> Witness:
     poll = plain | ({"wait_time_seconds": 1} if p.has_long_poll else {})
     session, _ = replayed_on_model(profile, pace, witness.steps)
     queues = list(session.model.queues)
-    peek: Case = [(0.0, PeekMessage(queues[-1], 10))] if p.has_peek else []
-    steps = witness.steps + [(0.0, GetQueueAttributes(queues[-1]))] + peek + [(0.0, ReceiveMessage(q, **poll))
-                                                                             for q in queues]
+    if not queues:  # a witness that made no queue (a creation refused): nothing to look at
+        return witness
+    main = MAIN if MAIN in queues else queues[-1]
+    peek: Case = [(0.0, PeekMessage(main, 10))] if p.has_peek else []
+    steps = witness.steps + [(0.0, GetQueueAttributes(main))] + peek + [(0.0, ReceiveMessage(q, **poll))
+                                                                        for q in queues]
     # Beyond the tolerance of a real or moved clock, and never a wait a real clock would not sleep. There the poll
     # at the deadline starts early enough to see a message come back early and ends just past the tolerance after
     # it, so that a message coming back late is seen too (a poll's wait is whole seconds: its start is placed).

@@ -104,7 +104,10 @@ def _reaching(profile: str, pace: str, aim: Aim, case: Case) -> list[Step] | Non
     waits longer than a real clock sleeps: leaving a step out adds its wait and its time to the next one's)."""
     if pace == "real" and any(advance > REAL_MAX_WAIT for advance, _ in case):
         return None
-    steps = replayed_on_model(profile, pace, case)[0].steps
+    try:
+        steps = replayed_on_model(profile, pace, case)[0].steps
+    except Unsupported:  # a simpler case the model cannot play (a queue made twice once a refusal is left out)
+        return None
     return next((steps[:i + 1] for i, step in enumerate(steps) if aim in aims_of(step)), None)
 
 
