@@ -145,6 +145,15 @@ def call(label, method, **kwargs):
     return reply
 
 
+def made(queue, reply):
+    """A queue the case made: its URL and ARN remembered (a refused creation made none)."""
+    if "QueueUrl" in reply:
+        queues[queue] = reply["QueueUrl"]
+        arns[queue] = sqs.get_queue_attributes(QueueUrl=reply["QueueUrl"],
+                                               AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    return reply
+
+
 def remember(reply, handle_by_body):
     for message in reply.get("Messages", []):
         if message["Body"] in handle_by_body:
@@ -336,11 +345,9 @@ def _call_lines(step: Step, remembers: bool = True) -> list[str]:
     except Unsupported:
         return [f"# {type(op).__name__} has no SQS API call"]
     params = ", ".join(f"{key}={_code(value)}" for key, value in call.params.items())
-    if isinstance(op, CreateQueue):
-        return [f"queues[{op.queue!r}] = sqs.{call.method}({params})['QueueUrl']",
-                f"arns[{op.queue!r}] = sqs.get_queue_attributes(QueueUrl=queues[{op.queue!r}], "
-                "AttributeNames=['QueueArn'])['Attributes']['QueueArn']"]
     line = f"call({label!r}, {call.method!r}, {params})"
+    if isinstance(op, CreateQueue):  # remembered also where it diverges: a queue made is deleted at the end
+        return [f"made({op.queue!r}, {line})"]
     if not remembers:
         return [line]
     if isinstance(op, SendMessage) and isinstance(step.verdict.outcome.response, SendOk):
