@@ -9,48 +9,25 @@ Written from how such code goes wrong, not from the suite: whether the suite not
 
 from __future__ import annotations
 
-import inspect
-import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from benchmarks.reference_designs.mutation import Mutant, edit, method_edited, mutant
 from benchmarks.reference_designs.sqliteq import target as target_module
 from benchmarks.reference_designs.sqliteq.target import SqliteQueueTarget as T
 
 
-@dataclass(frozen=True)
-class Mutant:
-    name: str
-    bug: str
-    target: type
-
-
-def _edit(text: str, old: str, new: str) -> str:
-    """`text` with `old` replaced by `new`; `old` must occur exactly once."""
-    count = text.count(old)
-    if count != 1:
-        raise ValueError(f"mutant edit {old!r} applies {count} times, not once")
-    return text.replace(old, new)
-
-
 def _sql(name: str, old: str, new: str) -> dict[str, Any]:
     """Swap one SQL constant of the design."""
-    return {name: _edit(getattr(T, name), old, new)}
+    return {name: edit(getattr(T, name), old, new)}
 
 
 def _method(method: Callable[..., Any], old: str, new: str) -> dict[str, Any]:
-    """Swap one method for its source with one edit, compiled in the design's module namespace."""
-    source = _edit(textwrap.dedent(inspect.getsource(method)), old, new)
-    namespace: dict[str, Any] = {}
-    code = compile(source, f"<mutant of {method.__qualname__}>", "exec")
-    exec(code, dict(vars(target_module)), namespace)  # noqa: S102 -- our own source, edited in one known place
-    return {method.__name__: namespace[method.__name__]}
+    return method_edited(method, old, new, target_module)
 
 
 def _mutant(name: str, bug: str, overrides: dict[str, Any]) -> Mutant:
-    class_name = "Mutant_" + name.replace("-", "_")
-    return Mutant(name, bug, type(class_name, (T,), {"__module__": __name__, **overrides}))
+    return mutant(T, name, bug, overrides, __name__)
 
 
 MUTANTS: list[Mutant] = [
