@@ -88,6 +88,8 @@ def without_each_attribute(steps: list[Step], index: int) -> Iterator[Case]:
     op = steps[index].op
     if not isinstance(op, CreateQueue):
         return
+    if any(isinstance(later.op, CreateQueue) and later.op.queue == op.queue for later in steps[index + 1:]):
+        return  # made again later: a creation refused for an attribute, accepted without it, would make it twice
     for name in op.attributes:
         if name != "FifoQueue":  # the queue's kind is the profile's, not a detail of the case
             fewer = {k: v for k, v in op.attributes.items() if k != name}

@@ -318,3 +318,18 @@ def test_on_a_real_clock_a_witness_a_late_answer_left_undecided_is_played_again(
     assert slow_at_first.cases == 2  # the late play, then the one that showed it
     model = witnesses.judged_model("sqs-standard", "real")
     assert witnesses.replay([model], catalogue, run_id="t", trace=None, case_ids=iter(range(1, 99))).cases == 1
+
+
+def test_a_queue_made_again_later_keeps_the_attributes_its_first_creation_was_refused_for():
+    """Trimming leaves out a queue's attributes one at a time; where the same queue is made again later (its first
+    creation refused for a value past a range), the first stays as it is: accepted without that value it would make
+    the queue twice, a case no queue can play."""
+    from sqs_conformance.conformance.witnesses.judged import replayed_on_model
+    from sqs_conformance.conformance.witnesses.trimming import without_each_attribute
+
+    case = [(0.0, CreateQueue("q", {})), (0.0, CreateQueue("side", {"VisibilityTimeout": -1})),
+            (0.0, CreateQueue("side", {"VisibilityTimeout": 5}))]
+    steps = replayed_on_model("sqs-standard", "virtual", case)[0].steps
+    assert list(without_each_attribute(steps, 1)) == []
+    assert [[op.attributes for _, op in simpler if isinstance(op, CreateQueue)]
+            for simpler in without_each_attribute(steps, 2)] == [[{}, {"VisibilityTimeout": -1}, {}]]
