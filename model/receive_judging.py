@@ -237,10 +237,11 @@ class ReceiveJudging(ReceiveEffects):
             if surely and len(surely) == len(states):
                 why = tuple(r for s in states for r in s.why if r != RCV_HIDE)
                 reappeared = any(s.hidden is not Hidden.NONE for s in states)
-                # Surely visible when the poll began: its deadline was kept, the poll missed it. Visible only during
-                # the wait (not at its very end): a poll that does not wake for it is the likelier fault.
+                # Surely visible as the poll began: its deadline was kept, the poll missed it. Visible only inside
+                # the wait (neither at its start nor at its very end): a poll that does not wake for it is the
+                # likelier fault.
                 tolerance = self.model.timing.tolerance
-                waking = (RCV_LONG_POLL,) if any(not s.surely_due(self.invoked, tolerance)
+                waking = (RCV_LONG_POLL,) if any(not s.surely_due(self.invoked + LONG_POLL_SLACK, tolerance)
                                                  and s.surely_due(by - LONG_POLL_SLACK, tolerance)
                                                  for s in surely) else ()
                 rules = dedupe(self._held_by_later(candidate) + waking + self._on_the_brink(states) + why
