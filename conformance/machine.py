@@ -507,7 +507,7 @@ class VisibilityMachine(RuleBasedStateMachine):
 
     def ranged_attributes(self) -> list[tuple[str, tuple[int, ...]]]:
         """The queue attributes with a range, each with values inside it, at its edges and past them."""
-        attributes = [("VisibilityTimeout", (0, 1, 5, 30, 60, 43200, 43201, -1))]
+        attributes: list[tuple[str, tuple[int, ...]]] = [("VisibilityTimeout", (0, 1, 5, 30, 60, 43200, 43201, -1))]
         attributes += [("DelaySeconds", (0, 5, 901))] if self.profile.has_delay else []
         attributes += [("ReceiveMessageWaitTimeSeconds", (0, 2, 21))] if self.profile.has_long_poll else []
         return attributes
