@@ -62,9 +62,16 @@ def test_the_script_sends_what_the_adapter_sent():
         target.execute(op)
 
     script_client = RecordingClient()
+
+    def made(queue, reply):  # as the script's own: the queue's URL and ARN remembered
+        namespace["queues"][queue] = reply["QueueUrl"]
+        namespace["arns"][queue] = script_client.get_queue_attributes(
+            QueueUrl=reply["QueueUrl"], AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        return reply
+
     namespace = {"sqs": script_client, "queues": {}, "arns": {}, "handles": {}, "prefix": "run-0-",
                  "call": lambda label, method, **params: getattr(script_client, method)(**params),
-                 "remember": lambda reply, by_body: reply}
+                 "remember": lambda reply, by_body: reply, "made": made}
     for index, op in enumerate(OPERATIONS):
         step = SimpleNamespace(op=op, index=index, verdict=SimpleNamespace(outcome=SimpleNamespace(
             response=ReceiveOk(()))))
