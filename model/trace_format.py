@@ -14,6 +14,10 @@ SCHEMA_VERSION = 7  # 2 added `views`, `returned` and `reappeared`; 3 `decisive`
 # verdict `behind`; 6 `says` and `exact_timing_only`; 7 `client` and `round` (concurrent cases), the verdict
 # `unordered`
 
+# The run id of a concurrent finding's history (<out>/concurrent/<RULE>/history.jsonl): a copy of steps its run's
+# own trace already holds, read by a report for its minimal case and never counted again in its tallies.
+FINDING_RUN_ID = "finding"
+
 KINDS = ("int", "long", "double", "bool", "string", "strings", "divergences", "json", "reappeared", "operation",
          "response")
 

@@ -119,13 +119,15 @@ def build(spark: SparkSession, inputs: list[str], out: str, phases: dict[str, fl
 def _derive(spark: SparkSession, store: str, steps: DataFrame, timed: _Phases) -> tuple[list[dict], list[dict]]:
     """Write the derived tables; returns the latency and lateness summaries the report reads beside them."""
     files_by_source = ingest.files_by_source(spark, store)
+    counts = tables.tallied(steps)
 
     def write(table: DataFrame, name: str) -> None:
         table.write.mode("overwrite").parquet(f"{store}/{name}")
 
     def timing() -> tuple[list[dict], list[dict]]:
         # A few rows each, read again by the report (histograms, counts) after the timing table is written from them.
-        latency, lateness = tables.latency_summary(steps).cache(), tables.lateness_summary(steps).cache()
+        latency, lateness = (tables.latency_summary(steps, counts).cache(),
+                             tables.lateness_summary(steps, counts).cache())
         try:
             write(tables.timing(latency, lateness), "timing")
             return _rows(latency), _rows(lateness)
@@ -136,8 +138,9 @@ def _derive(spark: SparkSession, store: str, steps: DataFrame, timed: _Phases) -
     # At once, each planned in its own thread too: a job waiting on its driver (planning, which in a fresh JVM is
     # much of a small report) or on its last task leaves a core to another's tasks.
     with timed(f"tables {', '.join(DERIVED)} (at once)"), ThreadPoolExecutor(len(DERIVED)) as pool:
-        matrix = pool.submit(lambda: write(tables.matrix(steps), "matrix"))
-        divergences = pool.submit(lambda: write(tables.divergences(steps, files_by_source), "divergences"))
+        matrix = pool.submit(lambda: write(tables.matrix(steps, counts), "matrix"))
+        divergences = pool.submit(lambda: write(tables.divergences(steps, files_by_source, counts),
+                                                                "divergences"))
         summaries = pool.submit(timing)
         matrix.result()
         divergences.result()

@@ -25,7 +25,8 @@ section.rule{border-top:1px solid #ddd;margin-top:1.5em}.muted{color:#777}svg{ba
 ol.steps li.diverging code{color:#d00000;font-weight:bold}
 """
 # Where `run --clients N` writes a concurrent finding: <out>/concurrent/<RULE>/, beside its trace (docs/guide/
-# concurrency.md). Its history.jsonl is a trace too, and a report of <out> reads it: its case is the rule's shortest.
+# concurrency.md). Its history.jsonl is a trace too, and a report of <out> reads it: its case is the rule's shortest
+# (its steps, copies of the run's, are not counted again: tables.tallied).
 CONCURRENT_FINDINGS = "concurrent"
 FINDING_HISTORY = "history.jsonl"
 

@@ -6,11 +6,11 @@ A divergence is counted against its first rule, the most specific one, as the ru
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sqs_conformance.model.verdicts import StepVerdict
-from sqs_conformance.model.trace_format import MINIMAL_CASE_ORDER
+from sqs_conformance.model.trace_format import FINDING_RUN_ID, MINIMAL_CASE_ORDER
 
 TARGET = ["target", "target_version", "profile"]
 # Where a concurrent case (`run --clients N`) diverged: the client that sent the step and its round; null in a single
@@ -26,15 +26,22 @@ LATENCY_LAST_BIN = 24  # latency bars are powers of two of a millisecond: from 2
 CLOCK = ["target", "target_version", "clock"]
 
 
-def matrix(steps: DataFrame) -> DataFrame:
+def tallied(steps: DataFrame) -> Column:
+    """Which steps the tallies count: all but a concurrent finding's copy of steps its run's trace already holds,
+    unless the copies are all there is (a report of findings alone)."""
+    not_a_copy = F.col("run_id") != FINDING_RUN_ID
+    return not_a_copy if not steps.where(not_a_copy).isEmpty() else F.lit(True)
+
+
+def matrix(steps: DataFrame, counts: Column) -> DataFrame:
     """Target × rule: steps that exercised the rule, how many could have caught it broken (decisive: diverging
     ones included), and how many conformed, diverged, or were uncertain (no answer came, so the model kept both
     possibilities)."""
     # Steps alike in all the matrix reads are counted together first: few kinds, each exploded into its rules once.
     # Each kind's diverging rules are the first of each of its divergences', picked once a kind, not once a step
     # (a lambda, evaluated without generated code: 1e6 steps on local[2], 0.91 -> 0.82 s, medians of ten).
-    kinds = (steps.select(*TARGET, "verdict", F.col("divergences.rules").alias("divergences_rules"), "rules",
-                          "decisive")
+    kinds = (steps.where(counts)
+             .select(*TARGET, "verdict", F.col("divergences.rules").alias("divergences_rules"), "rules", "decisive")
              .groupBy(*TARGET, "verdict", "divergences_rules", "rules", "decisive")
              .agg(F.count(F.lit(1)).alias("steps"))
              .withColumn("diverged", F.transform("divergences_rules", lambda rules: F.element_at(rules, 1))))
@@ -57,7 +64,7 @@ def matrix(steps: DataFrame) -> DataFrame:
                  steps_where("conforming").alias("conforming")))
 
 
-def divergences(steps: DataFrame, files: DataFrame) -> DataFrame:
+def divergences(steps: DataFrame, files: DataFrame, counts: Column) -> DataFrame:
     """One row per distinct divergence (target, version, profile, rule): when it was first and last seen, in
     how many runs, and a pointer to its minimal case: the one the run's finding holds, picked in the same order
     (`MINIMAL_CASE_ORDER`: one a real clock replays, the fewest steps, the least waiting, the first seen) among the
@@ -79,7 +86,8 @@ def divergences(steps: DataFrame, files: DataFrame) -> DataFrame:
     return (seen.join(lengths, case).groupBy(*TARGET, "rule")
             .agg(F.timestamp_seconds(F.min("invoke_wall")).alias("first_seen"),
                  F.timestamp_seconds(F.max("invoke_wall")).alias("last_seen"),
-                 F.size(F.collect_set("run_id")).alias("runs"), F.count(F.lit(1)).alias("occurrences"),
+                 F.size(F.collect_set(F.when(counts, F.col("run_id")))).alias("runs"),
+                 F.count(F.when(counts, 1)).alias("occurrences"),
                  F.min(shortest_first).alias("minimal"))
             .select(*TARGET, "rule", "first_seen", "last_seen", "runs", "occurrences",
                     F.struct("minimal.file", "minimal.run_id", "minimal.case", "minimal.step", "minimal.case_steps",
@@ -87,13 +95,13 @@ def divergences(steps: DataFrame, files: DataFrame) -> DataFrame:
                     "minimal.expected", "minimal.observed"))
 
 
-def latency_summary(steps: DataFrame) -> DataFrame:
+def latency_summary(steps: DataFrame, counts: Column) -> DataFrame:
     """Per target and clock, in one pass: the steps, their latency's p50/p95/p99 in seconds, how many fell in each
     bar of powers of two of a millisecond (`latency_bars`, an array from bar 0), and the runs and files (as sets:
     a report counts them across clocks)."""
     bar = F.least(F.greatest(F.ceil(F.log2(F.greatest(F.col("latency") * 1000, F.lit(1.0)))), F.lit(0)),
                   F.lit(LATENCY_LAST_BIN))
-    return steps.groupBy(*CLOCK).agg(
+    return steps.where(counts).groupBy(*CLOCK).agg(
         F.count(F.lit(1)).alias("steps"),
         F.percentile_approx("latency", PERCENTILES).alias("latency"),
         _bar_counts(bar, LATENCY_LAST_BIN).alias("latency_bars"),
@@ -101,11 +109,11 @@ def latency_summary(steps: DataFrame) -> DataFrame:
         F.collect_set("source").alias("sources"))
 
 
-def lateness_summary(steps: DataFrame) -> DataFrame:
+def lateness_summary(steps: DataFrame, counts: Column) -> DataFrame:
     """Per target and clock, in one pass: how many in-flight messages came back after their deadline, how late
     (an upper bound: measured to the start of the receive that returned them) as p50/p95/p99 in seconds, and how
     many fell in each bar of LATENESS_BIN seconds (`lateness_bars`; the last takes the rest)."""
-    lateness = steps.select(*CLOCK, F.explode("reappeared.lateness").alias("lateness"))
+    lateness = steps.where(counts).select(*CLOCK, F.explode("reappeared.lateness").alias("lateness"))
     bar = F.least(F.floor(F.greatest("lateness", F.lit(0.0)) / LATENESS_BIN), F.lit(LATENESS_LAST_BIN))
     return lateness.groupBy(*CLOCK).agg(
         F.count(F.lit(1)).alias("reappearances"),

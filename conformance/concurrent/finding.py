@@ -13,6 +13,7 @@ from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.concurrent.records import records
 from sqs_conformance.conformance.trace import dumps
 from sqs_conformance.model import Divergence, rule
+from sqs_conformance.model.trace_format import FINDING_RUN_ID
 from sqs_conformance.model.values import (
     ChangeMessageVisibility, DeleteMessage, Error, ReceiveOk, Response, SendOk, Unknown,
 )
@@ -125,7 +126,7 @@ def operation_words_named(o: HistoryOp, names: _Names) -> str:
 def write_finding(finding: ConcurrentFinding, folder: Path, target: str, version: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     verdict = check_history(finding.history)
-    lines = records(finding.history, verdict, run_id="finding", target=target, target_version=version,
+    lines = records(finding.history, verdict, run_id=FINDING_RUN_ID, target=target, target_version=version,
                     case=finding.case)
     (folder / "history.jsonl").write_text("".join(dumps(line) + "\n" for line in lines), encoding="utf-8")
     (folder / "TIMELINE.txt").write_text(timeline(finding, verdict), encoding="utf-8")

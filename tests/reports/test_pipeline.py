@@ -1,5 +1,6 @@
 """The reports job on small hand-made traces: exact counts in every table, quarantine, incremental updates."""
 
+import json
 import os
 import re
 import time
@@ -280,8 +281,8 @@ def test_the_histograms_count_each_latency_and_lateness_in_its_bar_and_the_page_
     write(tmp_path / "traces" / "c.jsonl", [step("r3", 1, 0, latency=0.01, clock="virtual")])  # another clock
     job.build(spark, [str(tmp_path / "traces")], str(tmp_path / "out"))
     steps = ingest.steps(spark, str(tmp_path / "out" / "tables")).select(*tables.COLUMNS)
-    latency = job._rows(tables.latency_summary(steps))
-    lateness = job._rows(tables.lateness_summary(steps))
+    latency = job._rows(tables.latency_summary(steps, tables.tallied(steps)))
+    lateness = job._rows(tables.lateness_summary(steps, tables.tallied(steps)))
     bars = {(b["clock"], b["bar"], b["count"]) for b in tables.bars(latency, "latency_bars")}
     assert bars == {("real", 0, 1), ("real", 2, 2), ("real", 4, 1), ("real", tables.LATENCY_LAST_BIN, 1),
                     ("virtual", 4, 1)}
@@ -338,7 +339,17 @@ def test_each_divergence_links_to_the_finding_its_run_wrote(spark, tmp_path):
     concurrent = run_clients(ForgetfulConsumers("sqs-standard"), "sqs-standard",
                              ConcurrentOptions(clients=2, cases=1, seed=1, mode="threads"), tmp_path / "run")
     assert set(concurrent.findings) == {"RCV-EXCLUSIVE"}  # the second consumer is handed what the first holds
-    job.build(spark, [str(tmp_path / "run")], str(tmp_path / "out"))
+    summary = job.build(spark, [str(tmp_path / "run")], str(tmp_path / "out"))
+    # The finding's history is read for its minimal case, but its steps, copies of the run's, are not counted again
+    history = tmp_path / "run" / "concurrent" / "RCV-EXCLUSIVE" / "history.jsonl"
+    run_steps = sum(len(t.read_text().splitlines()) for t in (tmp_path / "run").rglob("*.jsonl") if t != history)
+    assert summary.files == len(list((tmp_path / "run").rglob("*.jsonl"))) and summary.steps == run_steps
+    run_lines = [json.loads(line) for t in (tmp_path / "run").rglob("*.jsonl") if t != history
+                 for line in t.read_text().splitlines()]
+    in_trace = [d for line in run_lines if line["verdict"] != "behind" for d in line["divergences"]
+                if d["rules"][0] == "RCV-EXCLUSIVE"]
+    exclusive = [r for r in rows(spark, tmp_path / "out", "divergences") if r["rule"] == "RCV-EXCLUSIVE"]
+    assert [(r["runs"], r["occurrences"]) for r in exclusive] == [(1, len(in_trace))]
     page = (tmp_path / "out" / "report.html").read_text()
     links = re.findall(r"<a href='([^#'][^']+\.(?:txt|py))'>", page)
     assert len(links) == 2 * (len(result.findings) + len(concurrent.findings)) == 6
@@ -354,6 +365,21 @@ def test_each_divergence_links_to_the_finding_its_run_wrote(spark, tmp_path):
     lanes = [t.text for t in picture.iter(f"{SVG}text") if t.text.startswith("client ")]
     assert lanes == ["client 0", "client 1"]  # one lane per client
     assert len([r for r in picture.iter(f"{SVG}rect") if r.get("stroke") == pictures.DIVERGING]) == 1
+
+
+def test_a_report_of_a_concurrent_finding_alone_counts_its_steps(spark, tmp_path):
+    """A finding's history is a copy of its run's steps, left out of the tallies beside its run's trace; read alone,
+    it is all there is, and counted."""
+    from sqs_conformance.conformance.concurrent.command import run_clients
+    from sqs_conformance.conformance.concurrent.run import ConcurrentOptions
+    from tests.concurrent.targets import ForgetfulConsumers
+
+    run_clients(ForgetfulConsumers("sqs-standard"), "sqs-standard",
+                ConcurrentOptions(clients=2, cases=1, seed=1, mode="threads"), tmp_path / "run")
+    history = tmp_path / "run" / "concurrent" / "RCV-EXCLUSIVE" / "history.jsonl"
+    summary = job.build(spark, [str(history)], str(tmp_path / "out"))
+    assert summary.steps == len(history.read_text().splitlines()) > 0
+    assert cell(spark, tmp_path / "out", "RCV-EXCLUSIVE", target="model:sqs-standard")["diverging"] == 1
 
 
 def test_a_step_behind_another_divergence_is_not_counted_as_diverging(spark, tmp_path):
