@@ -2,8 +2,10 @@
 
 Stop: `run --target moto-server --jobs 8` (a real clock), in a process group of its own, is sent SIGINT to the
 group once its trace has a few hundred steps; the figure is the wall time from the signal to the exit (the guide's
-goal: within 2 s). The baseline, in the same session: a bare `sqs-conformance --version`, the cost of starting and
-ending the interpreter with the suite imported, which no stop can avoid.
+goal: within 2 s). The same for `run --target moto-server --clients 8` (eight consumers on one queue, a real clock),
+and for `check` of a stored concurrent history of 100,000 operations, its parts searched by a pool of processes,
+signalled 3 s into the check. The baseline, in the same session: a bare `sqs-conformance --version`, the cost of
+starting and ending the interpreter with the suite imported, which no stop can avoid.
 
 Budget: `run --target moto-server --jobs 8 --budget B`; the figure is the wall time past B (the goal: no more than
 the longest single request's timeout, 25 s), beside the time the server takes to start.
@@ -20,26 +22,63 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from tests.cli import SQS_CONFORMANCE
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = [*SQS_CONFORMANCE, "run", "--target", "moto-server", "--jobs", "8"]
+CLIENTS = [*SQS_CONFORMANCE, "run", "--target", "moto-server", "--clients", "8", "--examples", "50"]
+CHECK_SIZE = 100_000  # operations: spread over every core (conformance/concurrent/spread.py), about 5 s to check
+CHECK_SIGNALLED_AFTER = 3.0  # seconds into the check: its pool of processes is under way
 
 
-def seconds_to_stop(out: Path, steps: int) -> tuple[float, int]:
-    """Wall seconds from SIGINT (to the run's group) to its exit, and its exit code."""
-    process = subprocess.Popen([*RUN, "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
-    trace = out / "trace.jsonl"
-    while not (trace.exists() and trace.read_text().count("\n") >= steps):
+def seconds_to_stop(command: list[str], under_way: Callable[[], bool]) -> tuple[float, int]:
+    """Wall seconds from SIGINT (to the command's group, as Ctrl-C sends it) to its exit, once `under_way()`, and
+    its exit code."""
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    while not under_way():
         if process.poll() is not None:
-            raise SystemExit(f"the run ended before {steps} steps (exit {process.returncode})")
+            raise SystemExit(f"{' '.join(command[-4:])} ended before the signal (exit {process.returncode})")
         time.sleep(0.1)
     sent = time.perf_counter()
     os.killpg(process.pid, signal.SIGINT)
     code = process.wait(timeout=300)
     return time.perf_counter() - sent, code
+
+
+def has_steps(trace: Path, steps: int) -> Callable[[], bool]:
+    return lambda: trace.exists() and trace.read_text().count("\n") >= steps
+
+
+def after(seconds: float) -> Callable[[], bool]:
+    ends = time.monotonic() + seconds
+    return lambda: time.monotonic() >= ends
+
+
+def stored_history(path: Path) -> Path:
+    """A conforming concurrent history of CHECK_SIZE operations (8 clients, the model as the queue), as trace lines."""
+    from benchmarks.history_checker import recorded_history
+    from sqs_conformance.conformance.concurrent.checker import check_history
+    from sqs_conformance.conformance.concurrent.records import records
+    from sqs_conformance.conformance.trace import dumps
+
+    history = recorded_history("sqs-standard", CHECK_SIZE)
+    lines = records(history, check_history(history), run_id="stop", target="model", target_version="", case=1)
+    path.write_text("".join(dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def stops(name: str, trials: int, start: Callable[[int], tuple[list[str], Callable[[], bool]]],
+          startup: float) -> None:
+    seconds = []
+    for trial in range(trials):
+        took, code = seconds_to_stop(*start(trial))
+        seconds.append(took)
+        print(f"{name} {trial + 1}: {took:5.2f} s from SIGINT to exit {code}")
+    print(f"{name}: median {statistics.median(seconds):.2f} s, max {max(seconds):.2f} s "
+          f"({statistics.median(seconds) / startup:.1f}x a bare start and exit, {startup:.2f} s); goal 2 s")
 
 
 def seconds_of(command: list[str]) -> float:
@@ -58,13 +97,24 @@ def main() -> None:
         parser.error("--trials and --steps take a whole number of at least 1, --budget a positive number")
     with tempfile.TemporaryDirectory() as tmp:
         startup = min(seconds_of([*SQS_CONFORMANCE, "--version"]) for _ in range(3))
-        stops = []
-        for trial in range(args.trials):
-            seconds, code = seconds_to_stop(Path(tmp) / f"stop{trial}", args.steps)
-            stops.append(seconds)
-            print(f"stop {trial + 1}: {seconds:5.2f} s from SIGINT to exit {code}")
-        print(f"stop: median {statistics.median(stops):.2f} s, max {max(stops):.2f} s "
-              f"({statistics.median(stops) / startup:.1f}x a bare start and exit, {startup:.2f} s); goal 2 s")
+        out = Path(tmp)
+
+        def jobs(trial: int) -> tuple[list[str], Callable[[], bool]]:
+            return [*RUN, "--out", str(out / f"stop{trial}")], has_steps(out / f"stop{trial}" / "trace.jsonl",
+                                                                          args.steps)
+
+        def clients(trial: int) -> tuple[list[str], Callable[[], bool]]:
+            return [*CLIENTS, "--out", str(out / f"clients{trial}")], has_steps(
+                out / f"clients{trial}" / "trace.jsonl", args.steps)
+
+        history = stored_history(out / "history.jsonl")
+
+        def check(trial: int) -> tuple[list[str], Callable[[], bool]]:
+            return [*SQS_CONFORMANCE, "check", str(history)], after(CHECK_SIGNALLED_AFTER)
+
+        stops("stop", args.trials, jobs, startup)
+        stops("stop of 8 clients on one queue", args.trials, clients, startup)
+        stops(f"stop of a check of {CHECK_SIZE:,} operations", args.trials, check, startup)
         wall = seconds_of([*RUN, "--budget", f"{args.budget:g}", "--out", str(Path(tmp) / "budget")])
         print(f"budget {args.budget:g} s: the run took {wall:.1f} s, {wall - args.budget:+.1f} s past it, the server's "
               f"start and the report of the results included; goal: at most one request's timeout (25 s) past it")

@@ -3,9 +3,12 @@
 Two ways, one history format:
 - `threads`: every client a real thread; a round's operations go out at once, so the target's own concurrency
   decides their order (what finds a receive that is not atomic). The clock moves between rounds, when every
-  client has finished the round.
+  client has finished the round, and in some rounds also while the round is under way: a virtual clock then moves
+  from its own thread as soon as the round's k-th operation was sent, while the requests sent before are under
+  way (what finds a check and a write a deadline passed between).
 - `interleaved`: one operation at a time, in an order drawn with the workload: on a virtual clock, a repeatable
-  case Hypothesis can shrink (what finds a wrong rule among consumers, not a race).
+  case Hypothesis can shrink (what finds a wrong rule among consumers, not a race). A move during a round comes
+  right after its k-th operation.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from sqs_conformance.adapters.base import Target, TargetError
+from sqs_conformance.adapters.base import Clock, Target, TargetError
 from sqs_conformance.conformance.concurrent.history import History
-from sqs_conformance.conformance.concurrent.workload import QUEUE, Action, Draw, Workload
+from sqs_conformance.conformance.concurrent.workload import QUEUE, Action, Draw, Round, Workload
 from sqs_conformance.conformance.session import rebased, stop_if_due, wall_clock
 from sqs_conformance.conformance.threads import each_at_once
 from sqs_conformance.model.values import (
@@ -82,6 +85,8 @@ class Recorder:
         self._history_lock = threading.Lock()
         self._stamps = threading.Lock()
         self._last_stamp = 0.0
+        self.sent_in_round = 0
+        self._on_sent: tuple[int, threading.Event] | None = None  # (after how many of the round's, then set)
 
     def _stamp(self) -> float:
         """The real time, each stamp later than every one before: two taken closer than the float's resolution
@@ -91,9 +96,20 @@ class Recorder:
             self._last_stamp = max(wall_clock(), self._last_stamp + STAMP_STEP)
             return self._last_stamp
 
+    def next_round(self, on_sent: tuple[int, threading.Event] | None = None) -> None:
+        """A new round; `on_sent`: (k, event) sets the event once k of its operations were sent."""
+        with self._history_lock:
+            self.round += 1
+            self.sent_in_round = 0
+            self._on_sent = on_sent
+
     def send(self, client: Client, op: Operation) -> Response:
         stop_if_due(self.deadline)
         invoke, invoke_wall = self.clock.now() - self.origin, self._stamp()
+        with self._history_lock:
+            self.sent_in_round += 1
+            if self._on_sent is not None and self.sent_in_round >= self._on_sent[0]:
+                self._on_sent[1].set()
         response = rebased(client.connection.execute(op), self.origin)  # its timestamps from the case's start
         complete, complete_wall = self.clock.now() - self.origin, self._stamp()
         with self._history_lock:
@@ -121,14 +137,40 @@ def _started(connections: list[Target], profile: str, workload: Workload,
     return clients, recorder
 
 
+class _MoveDuring:
+    """A round's move of the clock while it is under way: from a thread of its own, once the round's k-th operation
+    was sent (so that the requests sent before are still under way, as far as the target's speed leaves them), or
+    at the round's end if fewer were sent."""
+
+    def __init__(self, recorder: Recorder, round_: Round) -> None:
+        self._sent = threading.Event()
+        self._thread: threading.Thread | None = None
+        if round_.during:
+            self._thread = threading.Thread(target=self._move, args=(recorder.clock, round_.during),
+                                            name="clock-mover", daemon=True)
+            self._thread.start()
+        recorder.next_round((round_.moved_after, self._sent) if round_.during else None)
+
+    def _move(self, clock: Clock, seconds: float) -> None:
+        self._sent.wait()
+        clock.advance(seconds)
+
+    def done(self) -> None:
+        if self._thread is not None:
+            self._sent.set()
+            self._thread.join()
+
+
 def threads(connections: list[Target], profile: str, workload: Workload, deadline: float | None = None) -> History:
     clients, recorder = _started(connections, profile, workload, deadline)
-    recorder.round = 1
-    advances = iter([r.advance for r in workload.rounds])
+    moves = [_MoveDuring(recorder, workload.rounds[0])] if workload.rounds else []
 
-    def next_round() -> None:
-        recorder.clock.advance(next(advances))
-        recorder.round += 1
+    def next_round() -> None:  # the barrier's action: every client finished the round `moves` reached
+        finished = len(moves) - 1
+        moves[-1].done()
+        recorder.clock.advance(workload.rounds[finished].advance)
+        if finished + 1 < len(workload.rounds):
+            moves.append(_MoveDuring(recorder, workload.rounds[finished + 1]))
 
     barrier = threading.Barrier(len(clients), action=next_round)
 
@@ -154,14 +196,18 @@ def interleaved(connections: list[Target], profile: str, workload: Workload, dra
                 deadline: float | None = None) -> History:
     clients, recorder = _started(connections, profile, workload, deadline)
     for round_ in workload.rounds:
-        recorder.round += 1
+        recorder.next_round()
         pending = [list(actions) for actions in round_.actions]
+        sent = 0
         while any(pending):
             ready = [c for c in clients if pending[c.number]]
             client = ready[draw.integer(0, len(ready) - 1)]
             op = client.operation(pending[client.number].pop(0), recorder.round)
             if op is not None:
                 recorder.send(client, op)
+            sent += 1
+            if round_.during and sent == round_.moved_after:  # moved_after <= the round's actions: always reached
+                recorder.clock.advance(round_.during)
         recorder.clock.advance(round_.advance)
     return recorder.history.in_order()
 

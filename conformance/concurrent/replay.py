@@ -1,7 +1,8 @@
 """A concurrent history played again on a target: `confirm` of a concurrent finding, and its RULE.py.
 
 Its clients run as threads, round by round, each round starting when the history's did on the target's clock (a
-virtual clock is moved there, a real one waited for). A change or delete names the receipt this replay's receives
+virtual clock is moved there, a real one waited for; a virtual clock that moved while a round was under way is moved
+before the first operation sent after it). A change or delete names the receipt this replay's receives
 gave the client for the same message body; where they gave it none (the race went otherwise), the operation is
 left out and the replay says so. Each replay is judged by the history checker, alone.
 """
@@ -57,10 +58,14 @@ def replay(history: History, connections: list[Target], deadline: float | None =
     lock = threading.Lock()
     done = {o.index: threading.Event() for o in history.ops}
     first_invoke = history.ops[0].invoke if history.ops else 0.0
+
+    def clock_to(at: float) -> None:
+        with lock:  # two clients moving it at once would move it twice
+            recorder.clock.advance(max(0.0, at - (recorder.clock.now() - recorder.origin)))
+
     for round_ in sorted({o.round for o in history.ops}):
         ops = [o for o in history.ops if o.round == round_]
-        starts = min(o.invoke for o in ops) - first_invoke
-        recorder.clock.advance(max(0.0, starts - (recorder.clock.now() - recorder.origin)))
+        clock_to(min(o.invoke for o in ops) - first_invoke)
         recorder.round = round_
         mine = {n: [o for o in ops if o.client == n] for n in numbers if any(o.client == n for o in ops)}
 
@@ -71,6 +76,8 @@ def replay(history: History, connections: list[Target], deadline: float | None =
                 for before in ops:
                     if before.precedes(o) and not done[before.index].wait(REPLAY_WAIT):
                         raise TargetError(f"{client.connection.name} did not answer within {REPLAY_WAIT:.0f} s")
+                if recorder.clock.kind == "virtual":  # the clock moved while the round was under way: move it too
+                    clock_to(o.invoke - first_invoke)
                 op = _with_replay_handles(o, client, bodies)
                 if op is None:
                     with lock:

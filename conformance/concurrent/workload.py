@@ -44,10 +44,15 @@ class Pace:
     advances: tuple[float, ...]  # the clock's move between rounds
     waits: tuple[int, ...]  # receive WaitTimeSeconds
     purges: bool  # a purge now and then (on a real service one stops purges for 60 s)
+    # The clock's move while a round is under way (0: none). A real clock moves on its own; a virtual one moves
+    # only when told, so without these a deadline never passed while requests were under way, and a race between a
+    # request's check and its write across a deadline (a handle in flight at the check, expired and received by
+    # another consumer before the write) could not show.
+    moves_during: tuple[float, ...] = (0.0,)
 
 
 VIRTUAL = Pace("virtual", 30, (None, None, 5, 60), (0, 10, 30, 45), (0.0, 0.0, 4.0, 20.0, 31.0, 61.0), (0, 0, 0, 3),
-               True)
+               True, (0.0, 0.0, 0.0, 6.0, 11.0, 31.0))
 REAL = Pace("real", 3, (None, None, 2, 4), (0, 2, 4), (0.0, 0.0, 0.4, 1.5, 3.2), (0, 0, 1), False)
 
 
@@ -68,6 +73,8 @@ class Action:
 class Round:
     actions: tuple[tuple[Action, ...], ...]  # per client
     advance: float  # the clock's move after the round
+    during: float = 0.0  # the clock's move while the round is under way (virtual clocks)
+    moved_after: int = 1  # ... once this many of the round's operations were sent
 
 
 @dataclass(frozen=True)
@@ -87,10 +94,16 @@ KINDS = ("receive",) * 5 + ("delete",) * 2 + ("change",) * 2 + ("send",)
 
 
 def draw_workload(draw: Draw, clients: int, rounds: int, fifo: bool, pace: Pace, per_round: int = 3) -> Workload:
-    return Workload(fifo, draw.integer(1, 6), tuple(
-        Round(tuple(tuple(_action(draw, fifo, pace) for _ in range(draw.integer(1, per_round)))
-                    for _ in range(clients)), draw.choice(pace.advances))
-        for _ in range(rounds)), pace)
+    return Workload(fifo, draw.integer(1, 6), tuple(_round(draw, clients, fifo, pace, per_round)
+                                                    for _ in range(rounds)), pace)
+
+
+def _round(draw: Draw, clients: int, fifo: bool, pace: Pace, per_round: int) -> Round:
+    actions = tuple(tuple(_action(draw, fifo, pace) for _ in range(draw.integer(1, per_round)))
+                    for _ in range(clients))
+    advance, during = draw.choice(pace.advances), draw.choice(pace.moves_during)
+    moved_after = draw.integer(1, sum(map(len, actions))) if during else 1
+    return Round(actions, advance, during, moved_after)
 
 
 def _action(draw: Draw, fifo: bool, pace: Pace) -> Action:
