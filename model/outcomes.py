@@ -374,7 +374,11 @@ def attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
     receive leaves room: VIS-CEILING-FROM-RECEIVE, not whatever else the model permitted there, a message maybe
     moved to the dead-letter queue). A target that rejects the *handle* breaks the rules of the outcomes that
     accepted it (a success, or an error about the value), those where the handle may have expired or gone
-    stale first; otherwise the outcomes closest to the answer (same error code, then same kind) come first."""
+    stale first; otherwise the outcomes closest to the answer (same error code, then same kind) come first.
+
+    A refusal naming no other check, where the model permitted only acceptance on the strength of a rule that says
+    such a handle still works (an expired or stale one), breaks that rule alone: what an accepted call would then
+    have done to the deadline (VIS-EXTEND-NONADDITIVE, VIS-TERMINATE, ...) the refusal shows nothing of."""
     check = errors.check_named_by(observed.message) if isinstance(observed, Error) else None
     if check is not None:
         weighed = [o for o in outcomes if _RULES_OF_CHECK[check] & set(o.rules)]
@@ -386,6 +390,10 @@ def attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
             return _ordered_rules([Outcome(observed, checked)] + weighed + outcomes)
         if check in _UNWEIGHED and any(not isinstance(o.response, ErrorSpec) for o in outcomes):
             return _ordered_rules([Outcome(observed, _UNWEIGHED[check])] + outcomes)
+    if isinstance(observed, Error) and outcomes and not any(isinstance(o.response, ErrorSpec) for o in outcomes):
+        accepting = tuple(r for o in outcomes for r in o.rules if r in _RULES_OF_CHECK[errors.Check.EXPIRY])
+        if accepting:
+            return tuple(dict.fromkeys(accepting))
 
     def closeness(outcome: Outcome) -> int:
         expected = outcome.response

@@ -198,3 +198,32 @@ def test_a_fifo_message_moved_to_the_dead_letter_queue_may_have_its_old_handle_r
     assert _fifo_message_moved_then_its_old_handle_used(refused) == []
     assert _fifo_message_moved_then_its_old_handle_used(EXPIRED) == []  # the change refused as expired too
     assert _fifo_message_moved_then_its_old_handle_used(ChangeOk())[:1] == ["REDRIVE-DLQ"]
+
+
+def test_a_refusal_of_a_change_the_model_accepts_on_an_expired_handle_names_that_rule_only():
+    """Received, released with a change to 0, changed again through the same handle: the model permits only
+    acceptance (CMV-EXPIRED). A target answering MessageNotInflight breaks that rule, not VIS-EXTEND-NONADDITIVE
+    (what the accepted change would have done to the deadline) nor VIS-TERMINATE (the release it did carry out)."""
+    from sqs_conformance.model import Model
+    from sqs_conformance.model.values import ChangeMessageVisibility, CreateQueue, ReceiveMessage, SendMessage
+
+    model = Model("sqs-standard")
+    model.step(CreateQueue("q", {}), 0)
+    model.step(SendMessage("q", "b"), 0)
+    handle = model.step(ReceiveMessage("q"), 0)[0].messages[0].receipt_handle
+    model.step(ChangeMessageVisibility("q", handle, 0), 1)
+    released = model.fork()
+    verdict = model.observe(ChangeMessageVisibility("q", handle, 30), 2,
+                            Error("MessageNotInflight", "The specified message isn't in flight.", 400))
+    assert [d.rules for d in verdict.divergences] == [("CMV-EXPIRED",)]
+    # the acceptance it should have given is no divergence at all
+    assert not released.observe(ChangeMessageVisibility("q", handle, 30), 2, ChangeOk()).divergences
+
+
+def test_a_refusal_where_no_rule_says_the_handle_still_works_keeps_the_rules_of_the_acceptance():
+    # a receipt in flight refused: nothing but the change's own rules to name
+    assert attribution([Outcome(ChangeOk(), ("VIS-EXTEND-NONADDITIVE",))], Error("X", "y", 400)) == \
+        ("VIS-EXTEND-NONADDITIVE",)
+    # a refusal with the ceiling's text still names the ceiling, stale handle or not
+    assert attribution([Outcome(ChangeOk(), ("CMV-STALE", "VIS-EXTEND-NONADDITIVE"))], CEILING)[0] == \
+        "VIS-CEILING-FROM-RECEIVE"
