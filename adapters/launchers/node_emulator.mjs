@@ -1,6 +1,9 @@
 // Serves an SQS emulator installed from npm on 127.0.0.1 only: both emulators' own entry points either bind
 // every interface (fauxqs' CLI) or need a host argument, so the suite starts them through this file.
-// Usage: node node_emulator.mjs <fauxqs|local-aws-sqs> <folder holding node_modules> <port>
+// Usage: <node> node_emulator.mjs <fauxqs|local-aws-sqs> <folder holding node_modules> <port>
+// The Node is the system's, or the one installed into the emulator's folder (the npm package `node`, for a release
+// that needs a newer one): once listening, it prints one line of JSON naming the package's version and the Node's.
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -20,3 +23,5 @@ if (name === "fauxqs") {
   console.error(`unknown emulator ${name}`);
   process.exit(2);
 }
+const { version } = JSON.parse(await readFile(join(folder, "node_modules", name, "package.json"), "utf8"));
+console.log(JSON.stringify({ serving: name, version, node: process.version, url: `http://${host}:${port}` }));

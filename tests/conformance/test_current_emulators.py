@@ -1,0 +1,134 @@
+"""The emulators' current releases beside the pinned ones: fauxqs-current on the Node installed into its own folder
+(npm's `node`), moto-server-current in a virtualenv of its own; both taken by `run` and `matrix`."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import boto3
+import pytest
+
+from sqs_conformance.adapters import emulators
+from sqs_conformance.adapters.base import TargetError
+from sqs_conformance.adapters.registry import SPECS, is_known
+from sqs_conformance.conformance import matrix
+from tests.cli import SQS_CONFORMANCE
+from tests.loopback import LOOPBACK_V4, listening_addresses
+
+ROOT = Path(__file__).resolve().parents[2]
+CURRENT = {"moto-server-current": "moto-server", "fauxqs-current": "fauxqs"}
+needs_npm = pytest.mark.skipif(shutil.which("npm") is None, reason="Node.js and npm are needed for the npm emulators")
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    """One folder of emulators for the module: each release is installed once, as a user's first run does."""
+    return tmp_path_factory.mktemp("emulators")
+
+
+def version_of(answer: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in answer.strip().lstrip("v").split("."))
+
+
+def test_the_current_releases_are_entries_of_their_own_beside_the_pinned_ones():
+    for name, pinned in CURRENT.items():
+        current, old = emulators.EMULATORS[name], emulators.EMULATORS[pinned]
+        assert current.current_of == pinned and current.version != emulators.installed_version(old)
+        assert re.fullmatch(r"\d+\.\d+\.\d+", current.version), "an exact release, not a range"
+        assert all(current.version in package for package in current.packages)
+        assert current.folder() != old.folder()
+    assert emulators.EMULATORS["moto-server-current"].installer == "pip"  # not the project's own moto
+    fauxqs = emulators.EMULATORS["fauxqs-current"]
+    assert version_of(fauxqs.node) >= (22, 5) and f"node@{fauxqs.node}" in fauxqs.requirements()
+    assert emulators.EMULATORS["fauxqs"].requirements() == ("fauxqs@1.9.2",)  # the pinned one: the system's Node
+
+
+@pytest.mark.xdist_group("current-emulators")  # one worker installs each release once
+@pytest.mark.parametrize("name", [
+    "moto-server-current",
+    pytest.param("fauxqs-current", marks=needs_npm),
+])
+def test_a_current_release_is_installed_in_its_own_folder_served_on_loopback_only_and_stopped_by_pid(home, name):
+    emu = emulators.EMULATORS[name]
+    server = emulators.start(emu, home=home)
+    try:
+        assert server.process.poll() is None
+        assert listening_addresses(server.port) == {LOOPBACK_V4}
+        client = boto3.client("sqs", endpoint_url=server.url, region_name="us-east-1",
+                              aws_access_key_id="x", aws_secret_access_key="x")
+        url = client.create_queue(QueueName="current-release")["QueueUrl"]
+        client.send_message(QueueUrl=url, MessageBody="hello")
+        messages = client.receive_message(QueueUrl=url, VisibilityTimeout=30)["Messages"]
+        assert [m["Body"] for m in messages] == ["hello"]
+        assert client.receive_message(QueueUrl=url).get("Messages") is None  # hidden while in flight
+    finally:
+        server.stop()
+    assert server.process.returncode is not None and listening_addresses(server.port) == set()
+    with pytest.raises(ProcessLookupError):
+        os.kill(server.process.pid, 0)
+    folder = home / f"{name}-{emu.version}"
+    assert json.loads((folder / "installed.json").read_text()) == list(emu.requirements())
+    if emu.installer == "pip":  # its own moto, in its own virtualenv: not the project's
+        assert server.process.args[0] == str(folder / "venv" / "bin" / "python")
+        installed = subprocess.run([server.process.args[0], "-c", "import moto; print(moto.__version__)"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+        assert installed == emu.version
+        import moto
+
+        assert moto.__version__ != installed
+    else:
+        assert (folder / "node_modules" / "fauxqs" / "package.json").is_file()
+        assert json.loads((folder / "node_modules" / "fauxqs" / "package.json").read_text())["version"] == emu.version
+
+
+@pytest.mark.xdist_group("current-emulators")
+@needs_npm
+def test_fauxqs_current_runs_on_the_node_of_its_own_folder_at_least_22_5(home):
+    emu = emulators.EMULATORS["fauxqs-current"]
+    folder = home / f"fauxqs-current-{emu.version}"
+    server = emulators.start(emu, home=home)
+    try:
+        executable = os.readlink(f"/proc/{server.process.pid}/exe")  # what the kernel runs, not what was asked
+    finally:
+        server.stop()
+    assert Path(executable).is_relative_to(folder.resolve())
+    # the launcher's own line, once it listened: the package it loaded and the Node it ran on
+    said = [json.loads(line) for line in (folder / "server.log").read_text().splitlines() if line.startswith("{")]
+    assert said[-1] == {"serving": "fauxqs", "version": emu.version, "node": f"v{emu.node}", "url": server.url}
+    assert version_of(said[-1]["node"]) >= (22, 5)
+    system_node = shutil.which("node")
+    if system_node is not None:  # the system's Node is not the one it ran on
+        assert Path(system_node).resolve() != Path(executable).resolve()
+    assert emulators.installed_version(emu) == f"{emu.version} on Node {emu.node}"
+
+
+def test_a_node_that_did_not_install_or_is_another_version_is_refused_in_one_line(tmp_path):
+    emu = emulators.Emulator("fauxqs-next", "9.9.9", "npm", ("fauxqs@9.9.9",), node="22.23.3")
+    with pytest.raises(TargetError, match=r"its Node 22\.23\.3 \(npm package node@22\.23\.3\) gave no runnable "
+                                          r".*node_modules/node/bin/node.*npm's install scripts must run") as error:
+        emulators._check_node(emu, tmp_path)
+    assert "\n" not in str(error.value)
+    binary = tmp_path / "node_modules" / "node" / "bin" / "node"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\necho v20.20.2\n")
+    binary.chmod(0o755)
+    with pytest.raises(TargetError, match="it answered v20.20.2"):
+        emulators._check_node(emu, tmp_path)
+    binary.write_text("#!/bin/sh\necho v22.23.3\n")
+    emulators._check_node(emu, tmp_path)  # the version asked for: accepted
+
+
+def test_run_and_matrix_take_the_current_releases_and_refuse_a_misspelt_one_in_one_line():
+    for name in CURRENT:
+        assert is_known(name) and is_known(f"{name}:faketime") and name in SPECS
+    assert matrix.known(("fauxqs-current", "moto-server-current")) == ["fauxqs-current", "moto-server-current"]
+    assert {"fauxqs-current", "moto-server-current"} <= set(matrix.known(()))  # the default: every emulator
+    for command in (["run", "--target", "fauxqs-currant"], ["matrix", "--emulator", "fauxqs-currant", "--no-page"]):
+        result = subprocess.run([*SQS_CONFORMANCE, *command], capture_output=True, text=True, timeout=60,
+                                cwd=ROOT)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+        assert "fauxqs-currant" in result.stderr
+        assert "fauxqs-current" in result.stderr and "moto-server-current" in result.stderr  # the known ones
