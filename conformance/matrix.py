@@ -220,15 +220,38 @@ def _witnesses(c: Cell) -> str:
     return f"{c.witnesses_played} of {c.witnesses_in_all}" if c.witnesses_in_all else "not recorded"
 
 
+def side_by_side(cells: list[Cell]) -> list[Cell]:
+    """The cells in their order, but each current release's (an entry with `current_of`) right after the cell of
+    the pinned entry it stands beside on its profile, where that is there: pinned and current in adjacent columns."""
+    current_of = {e.name: e.current_of for e in EMULATORS.values() if e.current_of}
+    present = {(c.emulator, c.profile) for c in cells}
+    beside = {id(c): c for c in cells if (current_of.get(c.emulator), c.profile) in present}
+    ordered: list[Cell] = []
+    for c in cells:
+        if id(c) in beside:
+            continue
+        ordered.append(c)
+        ordered += [beside.pop(key) for key, d in list(beside.items())
+                    if current_of[d.emulator] == c.emulator and d.profile == c.profile]
+    return ordered
+
+
+def _day(checked: str) -> str:
+    """The day (UTC) of a check's end, ISO 8601."""
+    return datetime.fromisoformat(checked).astimezone(UTC).strftime("%Y-%m-%d") if checked else "not recorded"
+
+
 def markdown(cells: list[Cell]) -> str:
-    """The matrix as tables: per profile, rules (rows) by emulator (columns)."""
+    """The matrix as tables: per profile, rules (rows) by emulator (columns), each column's version and the day it
+    was measured at its head; a current release's column beside its pinned one's."""
     lines = [_legend(), ""]
     commands = _commands(cells)
     for profile in dict.fromkeys(c.profile for c in cells):
-        row = [c for c in cells if c.profile == profile]
+        row = side_by_side([c for c in cells if c.profile == profile])
         lines += [f"## {profile}", "",
                   "| rule | " + " | ".join(f"{c.emulator} {c.version}".strip() for c in row) + " |",
-                  "|---|" + "---|" * len(row)]
+                  "|---|" + "---|" * len(row),
+                  "| measured | " + " | ".join(_day(c.checked) for c in row) + " |"]
         if len(commands) > 1:  # cells merged from several commands: which checked each
             lines.append("| checked by | " + " | ".join(
                 str(commands.index(c.command) + 1) if c.command else "—" for c in row) + " |")
@@ -272,6 +295,7 @@ def _clients_table(row: list[Cell], profile: str) -> list[str]:
              f"{'; '.join(commands) or 'a command not recorded'}.", "",
              "| rule | " + " | ".join(f"{c.emulator} {c.version}".strip() for c in checked) + " |",
              "|---|" + "---|" * len(checked),
+             "| measured | " + " | ".join(_day(c.concurrent_checked) for c in checked) + " |",
              "| cases | " + " | ".join(str(c.concurrent_cases) for c in checked) + " |",
              "| operations | " + " | ".join(f"{c.concurrent_operations:,}" for c in checked) + " |",
              "| minutes | " + " | ".join(f"{c.concurrent_seconds / 60:.1f}" for c in checked) + " |"]
@@ -303,7 +327,8 @@ def page(cells: list[Cell], command: str, written: datetime) -> str:
     """The whole page the matrix writes (docs/emulators.md): headed with when and by which command it was measured,
     the emulators' versions and the machine, then the tables. Nothing on it is written by hand."""
     when = _when([(c.checked, c.seconds) for c in cells])
-    versions = ", ".join(dict.fromkeys(f"{c.emulator} {c.version}".strip() for c in cells if c.version)) or "—"
+    versions = ", ".join(dict.fromkeys(f"{c.emulator} {c.version}".strip() for c in side_by_side(cells)
+                                       if c.version)) or "—"
     lines = ["# Emulator matrix", "",
              "<!-- Written by `sqs-conformance matrix`: do not edit by hand, run it again "
              "(see docs/guide/emulators.md). -->", "",

@@ -1,5 +1,6 @@
 """The emulators' current releases beside the pinned ones: fauxqs-current on the Node installed into its own folder
-(npm's `node`), moto-server-current in a virtualenv of its own; both taken by `run` and `matrix`."""
+(npm's `node`), moto-server-current in a virtualenv of its own; both taken by `run` and `matrix`, and shown beside
+their pinned entries on the matrix's page."""
 
 import json
 import os
@@ -15,6 +16,7 @@ from sqs_conformance.adapters import emulators
 from sqs_conformance.adapters.base import TargetError
 from sqs_conformance.adapters.registry import SPECS, is_known
 from sqs_conformance.conformance import matrix
+from sqs_conformance.model.rules import rules_for
 from tests.cli import SQS_CONFORMANCE
 from tests.loopback import LOOPBACK_V4, listening_addresses
 
@@ -132,3 +134,40 @@ def test_run_and_matrix_take_the_current_releases_and_refuse_a_misspelt_one_in_o
         assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
         assert "fauxqs-currant" in result.stderr
         assert "fauxqs-current" in result.stderr and "moto-server-current" in result.stderr  # the known ones
+
+
+def cell(emulator: str, version: str, checked: str, verdicts: dict[str, str]) -> matrix.Cell:
+    every = {r.id: "conforms" for r in rules_for("sqs-standard")}
+    return matrix.Cell(emulator, "sqs-standard", version, "libfaketime", 120.0, 100, every | verdicts,
+                       checked=checked, command=f"sqs-conformance matrix --emulator {emulator}")
+
+
+def test_the_matrix_shows_each_current_release_beside_its_pinned_one_with_the_day_each_was_measured(tmp_path):
+    cells = [cell("moto-server", "5.2.1", "2026-11-27T02:18:00+00:00", {}),
+             cell("fauxqs", "1.9.2", "2026-11-27T02:39:00+00:00", {"DEL-REMOVES": "diverges"}),
+             cell("local-aws-sqs", "2.0.2", "2026-11-27T02:45:00+00:00", {}),
+             # checked later, by another command: appended, yet shown beside their pinned entries
+             cell("fauxqs-current", "2.4.1 on Node 22.23.3", "2026-11-28T09:00:00+00:00", {}),
+             cell("moto-server-current", "5.2.5", "2026-11-28T10:00:00+00:00", {"VIS-RANGE": "diverges"})]
+    text = matrix.markdown(cells)
+    assert ("| rule | moto-server 5.2.1 | moto-server-current 5.2.5 | fauxqs 1.9.2 | "
+            "fauxqs-current 2.4.1 on Node 22.23.3 | local-aws-sqs 2.0.2 |") in text
+    assert "| measured | 2026-11-27 | 2026-11-28 | 2026-11-27 | 2026-11-28 | 2026-11-27 |" in text
+    assert "| DEL-REMOVES | ✓ | ✓ | **✗** | ✓ | ✓ |" in text
+    assert "| VIS-RANGE | ✓ | **✗** | ✓ | ✓ | ✓ |" in text
+    # a current release whose pinned entry is not on the page keeps its place
+    alone = matrix.markdown([cells[2], cells[3]])
+    assert "| rule | local-aws-sqs 2.0.2 | fauxqs-current 2.4.1 on Node 22.23.3 |" in alone
+    assert matrix.side_by_side(cells[:3]) == cells[:3]  # no current release: the order given
+    # merged from the matrices that checked them, as `matrix --merge` does: one page, both columns side by side
+    matrix.save(cells[:3], tmp_path / "pinned.json")
+    matrix.save(cells[3:], tmp_path / "current.json")
+    page = tmp_path / "emulators.md"
+    result = subprocess.run([*SQS_CONFORMANCE, "matrix", "--merge", str(tmp_path / "pinned.json"),
+                             "--merge", str(tmp_path / "current.json"), "--page", str(page)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    written = page.read_text()
+    assert "| rule | moto-server 5.2.1 | moto-server-current 5.2.5 | fauxqs 1.9.2 | fauxqs-current" in written
+    assert ("| emulators | moto-server 5.2.1, moto-server-current 5.2.5, fauxqs 1.9.2, "
+            "fauxqs-current 2.4.1 on Node 22.23.3, local-aws-sqs 2.0.2 |") in written

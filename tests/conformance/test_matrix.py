@@ -215,7 +215,9 @@ def test_the_matrix_table_has_a_row_per_rule_and_a_column_per_emulator():
     assert "- fauxqs (sqs-standard): the budget ran out during the witnesses (60 of 105 played)" in text
     # two commands checked these cells: each column says which
     assert "| checked by | 1 | 2 |" in text
-    assert sum(line.startswith("| ") for line in text.splitlines()) == len(rules_for("sqs-standard")) + 7
+    # each column's day of measurement, under its name and version
+    assert "| rule | fauxqs 1.9.2 | localstack |\n|---|---|---|\n| measured | 2026-11-21 | 2026-11-21 |\n" in text
+    assert sum(line.startswith("| ") for line in text.splitlines()) == len(rules_for("sqs-standard")) + 8
     one_command = [matrix.Cell("fauxqs", "sqs-standard", "1.9.2", "real", 60.0, 10, {}, command="c",
                                witnesses_played=105, witnesses_in_all=105, ran_out_in="search")]
     text = matrix.markdown(one_command)
