@@ -3,9 +3,9 @@
 Stop: `run --target moto-server --jobs 8` (a real clock), in a process group of its own, is sent SIGINT to the
 group once its trace has a few hundred steps; the figure is the wall time from the signal to the exit (the guide's
 goal: within 2 s). The same for `run --target moto-server --clients 8` (eight consumers on one queue, a real clock),
-and for `check` of a stored concurrent history of 100,000 operations, its parts searched by a pool of processes,
-signalled 3 s into the check. The baseline, in the same session: a bare `sqs-conformance --version`, the cost of
-starting and ending the interpreter with the suite imported, which no stop can avoid.
+and for `check` of a stored concurrent history of 100,000 operations, signalled once its parts are being searched
+by a pool of processes (the process has children). The baseline, in the same session: a bare `sqs-conformance
+--version`, the cost of starting and ending the interpreter with the suite imported, which no stop can avoid.
 
 Budget: `run --target moto-server --jobs 8 --budget B`; the figure is the wall time past B (the goal: no more than
 the longest single request's timeout, 25 s), beside the time the server takes to start.
@@ -30,15 +30,15 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = [*SQS_CONFORMANCE, "run", "--target", "moto-server", "--jobs", "8"]
 CLIENTS = [*SQS_CONFORMANCE, "run", "--target", "moto-server", "--clients", "8", "--examples", "50"]
 CHECK_SIZE = 100_000  # operations: spread over every core (conformance/concurrent/spread.py), about 5 s to check
-CHECK_SIGNALLED_AFTER = 3.0  # seconds into the check: its pool of processes is under way
+UnderWay = Callable[[subprocess.Popen], bool]
 
 
-def seconds_to_stop(command: list[str], under_way: Callable[[], bool]) -> tuple[float, int]:
+def seconds_to_stop(command: list[str], under_way: UnderWay) -> tuple[float, int]:
     """Wall seconds from SIGINT (to the command's group, as Ctrl-C sends it) to its exit, once `under_way()`, and
     its exit code."""
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
-    while not under_way():
+    while not under_way(process):
         if process.poll() is not None:
             raise SystemExit(f"{' '.join(command[-4:])} ended before the signal (exit {process.returncode})")
         time.sleep(0.1)
@@ -48,29 +48,34 @@ def seconds_to_stop(command: list[str], under_way: Callable[[], bool]) -> tuple[
     return time.perf_counter() - sent, code
 
 
-def has_steps(trace: Path, steps: int) -> Callable[[], bool]:
-    return lambda: trace.exists() and trace.read_text().count("\n") >= steps
+def has_steps(trace: Path, steps: int) -> UnderWay:
+    return lambda _: trace.exists() and trace.read_text().count("\n") >= steps
 
 
-def after(seconds: float) -> Callable[[], bool]:
-    ends = time.monotonic() + seconds
-    return lambda: time.monotonic() >= ends
+def has_children(process: subprocess.Popen) -> bool:
+    """Whether the process has started others (a check's pool of searching processes)."""
+    tasks = Path(f"/proc/{process.pid}/task")
+    try:
+        return any((task / "children").read_text().strip() for task in tasks.iterdir())
+    except OSError:  # it ended, or a thread did meanwhile
+        return False
 
 
-def stored_history(path: Path) -> Path:
-    """A conforming concurrent history of CHECK_SIZE operations (8 clients, the model as the queue), as trace lines."""
+def stored_history(path: Path, size: int = CHECK_SIZE) -> Path:
+    """A conforming concurrent history of about `size` operations (8 clients, the model as the queue), as trace
+    lines."""
     from benchmarks.history_checker import recorded_history
     from sqs_conformance.conformance.concurrent.checker import check_history
     from sqs_conformance.conformance.concurrent.records import records
     from sqs_conformance.conformance.trace import dumps
 
-    history = recorded_history("sqs-standard", CHECK_SIZE)
+    history = recorded_history("sqs-standard", size)
     lines = records(history, check_history(history), run_id="stop", target="model", target_version="", case=1)
     path.write_text("".join(dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path
 
 
-def stops(name: str, trials: int, start: Callable[[int], tuple[list[str], Callable[[], bool]]],
+def stops(name: str, trials: int, start: Callable[[int], tuple[list[str], UnderWay]],
           startup: float) -> None:
     seconds = []
     for trial in range(trials):
@@ -99,18 +104,18 @@ def main() -> None:
         startup = min(seconds_of([*SQS_CONFORMANCE, "--version"]) for _ in range(3))
         out = Path(tmp)
 
-        def jobs(trial: int) -> tuple[list[str], Callable[[], bool]]:
+        def jobs(trial: int) -> tuple[list[str], UnderWay]:
             return [*RUN, "--out", str(out / f"stop{trial}")], has_steps(out / f"stop{trial}" / "trace.jsonl",
                                                                           args.steps)
 
-        def clients(trial: int) -> tuple[list[str], Callable[[], bool]]:
+        def clients(trial: int) -> tuple[list[str], UnderWay]:
             return [*CLIENTS, "--out", str(out / f"clients{trial}")], has_steps(
                 out / f"clients{trial}" / "trace.jsonl", args.steps)
 
         history = stored_history(out / "history.jsonl")
 
-        def check(trial: int) -> tuple[list[str], Callable[[], bool]]:
-            return [*SQS_CONFORMANCE, "check", str(history)], after(CHECK_SIGNALLED_AFTER)
+        def check(trial: int) -> tuple[list[str], UnderWay]:
+            return [*SQS_CONFORMANCE, "check", str(history)], has_children
 
         stops("stop", args.trials, jobs, startup)
         stops("stop of 8 clients on one queue", args.trials, clients, startup)

@@ -5,12 +5,18 @@ share of them and sends back what the checker keeps of each (`Searched`: the ord
 receipts held). Everything after the search (early returns counted in part order, RCV-EXCLUSIVE) stays in this
 process, so the verdict is the same spread or not. Only where it pays and is safe: SPREAD_FROM operations or more,
 more than one core, and a process that may fork (one thread only: a fork copies a lock another thread holds).
+
+Ctrl-C reaches the whole process group: the workers ignore it and leave the stop to this process, which ends them
+all (`Pool.terminate`, a SIGTERM each, which they take as it comes). A worker that died of it instead would be
+replaced by the pool, forked from its handler thread while another held a lock: a copy that never starts, and an
+exit that waits on it for ever.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 
 from sqs_conformance.conformance.concurrent.parts import Part
@@ -33,9 +39,15 @@ def searched(parts: list[Part], base: Model, budget: int, workers: int | None = 
     global _work
     _work = (parts, base, budget)
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            return pool.map(_search_part, range(len(parts)),
-                            chunksize=max(1, len(parts) // (workers * CHUNKS_PER_WORKER)))
+        # Born with Ctrl-C held back, until each worker ignores it and this process has its pool to end
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        try:
+            with multiprocessing.get_context("fork").Pool(workers, initializer=_leave_the_stop_to_the_parent) as pool:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+                return pool.map(_search_part, range(len(parts)),
+                                chunksize=max(1, len(parts) // (workers * CHUNKS_PER_WORKER)))
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
     finally:
         _work = None
 
@@ -46,6 +58,15 @@ def workers_for(operations: int) -> int:
             or "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _leave_the_stop_to_the_parent() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
 
 
 def _search_part(index: int) -> Searched:

@@ -240,3 +240,34 @@ def test_a_signal_stops_a_run_of_eight_clients_on_one_queue_with_requests_held_u
     trace = tmp_path / "out" / "trace.jsonl"  # kept, with every case checked before the signal
     assert trace.exists() and all(json.loads(line)["client"] is not None for line in trace.open())
     assert queues_left(moto_server) == []
+
+
+def test_ctrl_c_stops_a_check_spread_over_processes_and_leaves_none_behind(tmp_path):
+    """A stored concurrent history large enough to be searched by a pool of processes: Ctrl-C (to the group, as a
+    shell sends it) while the pool works ends the check and every process of it, each of several times (a worker
+    that died of the signal once got replaced by a copy that never started, and the check never exited)."""
+    from benchmarks.interrupt import has_children, stored_history
+    from sqs_conformance.conformance.concurrent.spread import SPREAD_FROM
+
+    history = stored_history(tmp_path / "history.jsonl", size=int(SPREAD_FROM * 1.5))
+    for _ in range(3):
+        process = subprocess.Popen([*SQS_CONFORMANCE, "check", str(history)], cwd=tmp_path, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        ends = time.monotonic() + 120
+        while not has_children(process):  # its pool is searching
+            assert process.poll() is None and time.monotonic() < ends, process.communicate()
+            time.sleep(0.02)
+        seconds, code, stderr = stopped(process, [(signal.SIGINT, True)])
+        assert code == 130 and seconds < STOPS_WITHIN and "Traceback" not in stderr, stderr
+        ends = time.monotonic() + STOPS_WITHIN
+        while group_alive(process.pid):
+            assert time.monotonic() < ends, "a process of the check outlived it"
+            time.sleep(0.05)
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
