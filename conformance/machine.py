@@ -218,6 +218,7 @@ class VisibilityMachine(RuleBasedStateMachine):
         self.side_made = False
         self.sent = 0
         self.attempted: ReceiveMessage | None = None  # the latest FIFO receive made with an attempt id
+        self.last_sent: SendMessage | None = None  # the latest FIFO send with a deduplication id
 
     # --- doing and judging ----------------------------------------------------------------------------
 
@@ -319,8 +320,9 @@ class VisibilityMachine(RuleBasedStateMachine):
                 dedup = f"u{self.sent}"
             fault = pick(data, [None] * 8 + ["no group", "delay"], "send fault")
             group = None if fault == "no group" else pick(data, ["g1", "g1", "g2"], "group")
-            self.do(SendMessage(MAIN, body, group_id=group, dedup_id=dedup,
-                                delay_seconds=5 if fault == "delay" else None))
+            op = SendMessage(MAIN, body, group_id=group, dedup_id=dedup, delay_seconds=5 if fault == "delay" else None)
+            self.last_sent = op if dedup is not None and fault is None else self.last_sent
+            self.do(op)
         elif self.profile.has_delay:
             delay = pick(data, [None, None, 0, 1, 10, 901, -1, 900], "delay")
             self.do(SendMessage(MAIN, body, delay_seconds=delay))
@@ -331,7 +333,9 @@ class VisibilityMachine(RuleBasedStateMachine):
         """A message with nothing but a body (and a dedup id of its own on FIFO): what every queue accepts."""
         self.sent += 1
         dedup = f"u{self.sent}" if self.profile.fifo else None
-        self.do(SendMessage(MAIN, f"m{self.sent}", group_id=group, dedup_id=dedup))
+        op = SendMessage(MAIN, f"m{self.sent}", group_id=group, dedup_id=dedup)
+        self.last_sent = op if dedup is not None else self.last_sent
+        self.do(op)
 
     @offered_when(lambda profile: profile.fifo)
     @drawing_rule
@@ -369,6 +373,12 @@ class VisibilityMachine(RuleBasedStateMachine):
     @rule()
     def retry_receive(self):  # FIFO: a client retrying a receive whose answer it lost, same attempt id
         self.do(self.attempted)
+
+    @offered_when(lambda profile: profile.fifo)
+    @precondition(lambda self: self.last_sent is not None)
+    @rule()
+    def retry_send(self):  # FIFO: a producer retrying its latest send, same deduplication id: then or much later
+        self.do(self.last_sent)
 
     @drawing_rule
     def receive_again(self, data):  # receives drive everything else: give them twice the weight

@@ -127,6 +127,11 @@ def _read_together(settled: Settled, hidden: SurelyHidden) -> dict[str, int]:
     return counts
 
 
+# ATTR-COUNTS' situations: what hid a message for a while ran out, no receive since (MessageState.waited_out)
+_RUN_OUT = ((Hidden.RECEIPT, "a receipt's timeout ran out, no receive since"),
+            (Hidden.DELAY, "a delay ran out, no receive since"))
+
+
 @dataclass
 class AttributesExpectation:
     """Counts may lie between what every possible state agrees on and what any allows (ATTR-COUNTS)."""
@@ -141,15 +146,17 @@ class AttributesExpectation:
         return self._bounds_and_situations()[0]
 
     def _bounds_and_situations(self) -> tuple[dict[str, tuple[int, int]], tuple[tuple[str, str], ...]]:
-        """The counts' bounds, and ATTR-COUNTS' situation: where a receipt has lapsed with no receive since, a
-        queue that releases a message only when a receive comes still counts it in flight, and passes every count
-        read while no receipt has lapsed."""
+        """The counts' bounds, and ATTR-COUNTS' situations: where a receipt's timeout or a delay has run out with
+        no receive since, a queue that releases a message only when a receive comes (or another operation touches
+        the queue) still counts it as hidden, and passes every count read while none has. A timeout of 0 is no
+        such situation: a queue may release at once what it is given no time to hold."""
         moving, settled, hidden = self.model.in_motion(self.queue, self.now, self.late)
         tolerance = self.model.timing.tolerance
-        lapsed = settled.any_received_before or any(
-            s.hidden is Hidden.RECEIPT and s.live_in(self.queue.name) and s.surely_due(self.now, tolerance)
-            for message in moving for s in message.states)
-        situations = situated(self.rules, "a receipt lapsed, no receive since") if lapsed else ()
+        ran_out = {s.waited_out() for message in moving for s in message.states
+                   if s.live_in(self.queue.name) and s.surely_due(self.now, tolerance)}
+        situations = tuple(pair for reason, label in _RUN_OUT
+                           if reason in ran_out or settled.any_waited_out(reason)
+                           for pair in situated(self.rules, label))
         return self._bounds(moving, settled, hidden), situations
 
     def _bounds(self, moving: list[Message], settled: Settled, hidden: SurelyHidden) -> dict[str, tuple[int, int]]:

@@ -214,10 +214,12 @@ class Model:
                 if s.live_in(queue) and s.hidden in (Hidden.DELAY, Hidden.LOCK) and s.visible_at > now]
 
     def edges(self, queue: str, now: float) -> list[float]:
-        """Future times at which something in the queue changes: deadlines, ceilings, releases."""
+        """Future times at which something in the queue changes: deadlines, ceilings, releases, and the ends of
+        deduplication windows (a send with that id is enqueued from then on)."""
         times = {r.deadline for r in self.receipts(queue, now)}
         times |= {r.ceiling for r in self.receipts(queue, now) if r.ceiling is not None}
         times |= {t for _, t in self.delayed(queue, now)}
+        times |= {at + self.profile.dedup_window_seconds for _, at in self.queue(queue).dedup.values()}
         return sorted(t for t in times if t > now)
 
     # --- helpers shared by the operations -------------------------------------------------------------------
@@ -264,7 +266,7 @@ class Model:
 
 def _copied_queue(queue: Queue) -> Queue:
     return replace(queue, settings=dict(queue.settings), message_ids=dict(queue.message_ids), dedup=dict(queue.dedup),
-                   attempts=dict(queue.attempts))
+                   deduplicated_at=dict(queue.deduplicated_at), attempts=dict(queue.attempts))
 
 
 def _unknown_verdict(model: Model, expectation: Expectation, observed: Unknown) -> Verdict:

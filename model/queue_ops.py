@@ -16,7 +16,7 @@ from sqs_conformance.model.rules import (
     QATTR_LATER_RECEIVES, SEND_ENQUEUES, VIS_DEFAULT, VIS_RANGE,
 )
 from sqs_conformance.model.state import (
-    Deduplication, Gone, Hidden, Message, MessageState, NewQueue, NewSettings, Purged, millis,
+    Deduplicated, Deduplication, Gone, Hidden, Message, MessageState, NewQueue, NewSettings, Purged, Queue, millis,
 )
 from sqs_conformance.model.usage import ModelUsageError
 from sqs_conformance.model.validation import is_int_in
@@ -83,10 +83,15 @@ def send_message(model: Model, op: SendMessage, now: float, late: float) -> Expe
             return error_outcome(errors.missing_dedup_id(), FIFO_SEND_PARAMS)
         earlier = queue.dedup.get(dedup_id)
         if earlier is not None and now < earlier[1] + p.dedup_window_seconds:
-            return Enumerated([Outcome(SendOk(earlier[0]), (FIFO_DEDUP,))])
+            deduplicated = Effects(queue_changes=(Deduplicated(op.queue, dedup_id, now),))
+            return Enumerated([Outcome(SendOk(earlier[0]), (FIFO_DEDUP,), deduplicated)])
     else:
-        dedup_id = None
-    rules: tuple[str, ...] = (SEND_ENQUEUES,)  # FIFO-DEDUP is exercised where a send is deduplicated, above
+        dedup_id, earlier = None, None
+    # FIFO-DEDUP is exercised where a send is deduplicated, above, and where its id's window has ended: counted from
+    # the first send, whatever retries came since (a queue deduplicating this one keeps the id blocked too long)
+    rules: tuple[str, ...] = (SEND_ENQUEUES,) if earlier is None else (FIFO_DEDUP, SEND_ENQUEUES)
+    situations = () if earlier is None or dedup_id is None else \
+        situated((FIFO_DEDUP,), _window_ended(queue, dedup_id, now, p.dedup_window_seconds))
     if op.delay_seconds is not None:
         if not p.has_delay:
             raise ModelUsageError(f"profile {p.name} has no per-message delay")
@@ -112,7 +117,17 @@ def send_message(model: Model, op: SendMessage, now: float, late: float) -> Expe
     message = Message(message_id, op.body, model._next_seq, now, op.group_id, states)
     remembered = (Deduplication(op.queue, dedup_id, message_id, now),) if dedup_id is not None else ()
     effects = Effects(new_messages=(message,), queue_changes=remembered)
-    return Enumerated([Outcome(SendOk(message_id), rules, effects, minted=frozenset({message_id}))])
+    return Enumerated([Outcome(SendOk(message_id), rules, effects, minted=frozenset({message_id}),
+                               situations=situations)])
+
+
+def _window_ended(queue: Queue, dedup_id: str, now: float, window: float) -> str:
+    """FIFO-DEDUP's situation where a deduplication id's window has ended: with a retry deduplicated within the last
+    window, where a queue that restarts the window at each retry would still deduplicate, or without one."""
+    retried = queue.deduplicated_at.get(dedup_id)
+    if retried is not None and now < retried + window:
+        return "its first send's window ended, a deduplicated retry within the last one"
+    return "its first send's window ended"
 
 
 def purge(model: Model, op: PurgeQueue, now: float, late: float) -> Expectation:

@@ -53,6 +53,7 @@ class Settled:
         self.moving: set[str] = set()  # the queue's other messages
         self._by_seq: SortedDict = SortedDict()  # seq -> message id
         self._kinds: Counter[tuple[tuple[str, ...], bool]] = Counter()  # (its `why`, received before) -> how many
+        self._waited_out: Counter[Hidden | None] = Counter()  # what hid each for a while (MessageState.waited_out)
         # Messages with one state here, by when they surely become visible (lazily dropped once changed); the
         # middle number only keeps two offers of one message from ever being compared by their states.
         self._waiting: list[Entry] = []
@@ -95,6 +96,7 @@ class Settled:
             self.moving.add(message.id)
             del self._by_seq[message.seq]
             _decrement(self._kinds, (s.why, s.receive_count > 0))
+            _decrement(self._waited_out, s.waited_out())
             if self._grouped:
                 self._leave_rest(message)
                 _decrement(self._settled_whys[_group(message)], s.why)
@@ -159,6 +161,7 @@ class Settled:
         self._states[message.id] = s
         self._by_seq[message.seq] = message.id
         self._kinds[(s.why, s.receive_count > 0)] += 1
+        self._waited_out[s.waited_out()] += 1
         if self._grouped:
             self._come_to_rest(message)
             whys = self._settled_whys.get(_group(message))
@@ -184,6 +187,7 @@ class Settled:
         self._states.clear()
         self._by_seq.clear()
         self._kinds.clear()
+        self._waited_out.clear()
         self._waiting = []
         self._parked.clear()
         self._parked_order = []
@@ -220,6 +224,10 @@ class Settled:
     @property
     def any_received_before(self) -> bool:
         return any(received for _, received in self._kinds)
+
+    def any_waited_out(self, hidden: Hidden) -> bool:
+        """Whether any settled message was hidden so for a while (MessageState.waited_out) before it came back."""
+        return self._waited_out[hidden] > 0
 
     def groups_at_rest(self) -> list[str]:
         """FIFO: the groups with a message at rest."""

@@ -108,6 +108,16 @@ class MessageState(NamedTuple):
         edge = self.visible_at + self.slack + tolerance
         return early > edge or (self.hidden is Hidden.NONE and early >= edge)
 
+    def waited_out(self) -> Hidden | None:
+        """What hides it for a while that time alone ends: a delay, or a receipt whose timeout was more than 0. A
+        timeout of 0 releases the message at once, which a queue may well do apart from a lapse (None then)."""
+        if self.hidden is Hidden.DELAY:
+            return Hidden.DELAY
+        set_at = self.changed_at if self.changed_at is not None else self.received_at
+        if self.hidden is Hidden.RECEIPT and set_at is not None and self.visible_at > set_at:
+            return Hidden.RECEIPT
+        return None
+
     def evolve(self, **changes) -> MessageState:
         return self._replace(**changes)
 
@@ -175,6 +185,9 @@ class Queue:
     # leave it, so that a receive looks only at what the queue may hold.
     message_ids: dict[str, None] = field(default_factory=dict)
     dedup: dict[str, tuple[str, float]] = field(default_factory=dict)  # dedup id -> (message id, sent at)
+    # dedup id -> when a send with it was last deduplicated: the window counts from the first send all the same,
+    # but a queue that restarts it at each retry shows only once that window ends inside this one's
+    deduplicated_at: dict[str, float] = field(default_factory=dict)
     attempts: dict[str, Attempt] = field(default_factory=dict)
     last_purge_at: float | None = None
     last_purge_until: float | None = None  # the last purge took effect in [last_purge_at, this] (a real clock)
@@ -226,6 +239,18 @@ class Deduplication:
 
 
 @dataclass(frozen=True, slots=True)
+class Deduplicated:
+    """A FIFO send answered with the message its deduplication id was first sent as."""
+
+    queue: str
+    dedup_id: str
+    at: float
+
+    def apply(self, queues: dict[str, Queue]) -> None:
+        queues[self.queue].deduplicated_at[self.dedup_id] = self.at
+
+
+@dataclass(frozen=True, slots=True)
 class AttemptRemembered:
     queue: str
     attempt_id: str
@@ -248,4 +273,4 @@ class Purged:
             queue.first_purge_at = self.at
 
 
-QueueChange = NewQueue | NewSettings | Deduplication | AttemptRemembered | Purged
+QueueChange = NewQueue | NewSettings | Deduplication | Deduplicated | AttemptRemembered | Purged

@@ -325,15 +325,19 @@ def test_repeated_batch_ids_on_entries_that_differ_otherwise_are_a_situation_of_
     assert refused(DeleteEntry("e", first), DeleteEntry("e", first)) == ""
 
 
-def test_counts_read_after_a_receipt_lapsed_with_no_receive_since_are_a_situation_of_their_own():
-    """A queue that releases a message only when a receive comes still counts it in flight after its deadline:
-    it passes every count read before one lapses, so the witnesses must read one after."""
+def test_counts_read_after_a_timeout_or_a_delay_ran_out_with_no_receive_since_are_situations_of_their_own():
+    """A queue that releases a message only when a receive comes (or another operation touches the queue) still
+    counts it as hidden after its deadline: it passes every count read before one runs out, so the witnesses must
+    read one after. A timeout of 0 is not one: a queue may release at once what it is given no time to hold."""
     from sqs_conformance.model.values import AttributesOk, GetQueueAttributes
 
-    def counts_at(at: float, received_again: bool = False) -> str:
-        q = Scenario(VisibilityTimeout=5)
-        q.send()
-        q.receive_one(at=0)
+    def counts_at(at: float, received_again: bool = False, timeout: int = 5, delay: int = 0) -> str:
+        q = Scenario(VisibilityTimeout=timeout)
+        if delay:
+            q.send(delay_seconds=delay)
+        else:
+            q.send()
+            q.receive_one(at=0)
         if received_again:
             q.receive_one(at=6)
         shown = q.model.step(GetQueueAttributes("q"), at)[0]
@@ -342,9 +346,12 @@ def test_counts_read_after_a_receipt_lapsed_with_no_receive_since_are_a_situatio
         assert verdict.ok and "ATTR-COUNTS" in verdict.decisive
         return verdict.outcome.situation_of("ATTR-COUNTS")
 
-    assert counts_at(7) == "a receipt lapsed, no receive since"
+    assert counts_at(7) == "a receipt's timeout ran out, no receive since"
     assert counts_at(3) == ""  # still in flight
     assert counts_at(7, received_again=True) == ""  # in flight again under the new receipt
+    assert counts_at(7, timeout=0) == ""  # released at once, never held
+    assert counts_at(7, delay=5) == "a delay ran out, no receive since"
+    assert counts_at(3, delay=5) == ""  # still delayed
 
 
 def test_a_message_visible_at_once_on_a_queue_with_a_delay_is_a_situation_of_its_own():
@@ -372,3 +379,28 @@ def test_a_message_visible_at_once_on_a_queue_with_a_delay_is_a_situation_of_its
         returned = judged(observe_empty=False)
         assert returned.ok and returned.outcome.situation_of(rule_id) == label, rule_id
         assert rule_id in judged(observe_empty=True).divergences[0].rules, rule_id
+
+
+def test_a_send_past_its_ids_window_exercises_the_window_counted_from_the_first_send():
+    """FIFO: a deduplication id's 5 minutes count from its first send. A send after they ended is enqueued afresh
+    (a queue still deduplicating it diverges on FIFO-DEDUP); where a deduplicated retry came within the last 5
+    minutes, a queue that restarts the window at each retry diverges only there: a situation of its own."""
+    from sqs_conformance.model.values import SendMessage, SendOk
+
+    def send_at(at: float, retry_at: float | None = None, observed_first: bool = False):
+        q = Scenario(profile="sqs-fifo")
+        first = q.send(at=0, dedup_id="u1")
+        if retry_at is not None:
+            q.send(at=retry_at, dedup_id="u1")
+        op = SendMessage("q", "body", group_id="g", dedup_id="u1")
+        return q.check(op, at, SendOk(first if observed_first else None))  # None: a fresh id, as translated
+
+    past = send_at(310, retry_at=200)
+    assert past.ok and "FIFO-DEDUP" in past.decisive
+    assert past.outcome.situation_of("FIFO-DEDUP") == \
+        "its first send's window ended, a deduplicated retry within the last one"
+    assert send_at(310).outcome.situation_of("FIFO-DEDUP") == "its first send's window ended"
+    assert send_at(520, retry_at=200).outcome.situation_of("FIFO-DEDUP") == "its first send's window ended"
+    assert send_at(200).outcome.situation_of("FIFO-DEDUP") == ""  # deduplicated: the plain case
+    slid = send_at(310, retry_at=200, observed_first=True)  # the first message again: the window restarted
+    assert [d.rule for d in slid.divergences] == ["FIFO-DEDUP"]
