@@ -19,9 +19,11 @@ they count the cases Hypothesis set aside too (rejected, or past its size limit)
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -40,8 +42,10 @@ DEFAULT_EXAMPLES, SEARCH_ONLY_EXAMPLES = 30, 100  # a search round's examples: t
 
 
 def correct_design(design: str):
-    """The design each mutant is one edit of: where it diverges itself (a choice the documents do not permit), a
-    mutant diverging there too shows nothing of its own bug, so those rules are tolerated (counted, not kills)."""
+    """The design each mutant is one edit of, which may diverge itself (a choice the documents do not permit). A
+    witness kills a mutant where it diverges and the correct design's same witness did not, at that step, on that
+    rule (the witnesses are replayed alike on both); the search, whose cases differ from run to run, tolerates the
+    rules the correct design's own default run diverges on (counted, not kills)."""
     from benchmarks.reference_designs.eventlogq.target import EventLogQueueTarget
     from benchmarks.reference_designs.redisq.target import RedisQueueTarget
     from benchmarks.reference_designs.sqliteq.target import SqliteQueueTarget
@@ -114,40 +118,72 @@ def main() -> None:
 
 def measure(chosen, examples: int, seed: int, shrink_seconds: float, search: bool = True, correct=None) -> None:
     killed, by_witnesses, times, lengths = 0, 0, [], []
+    profiles = dict.fromkeys(p for _, p, _ in chosen)
     own = {profile: _own_divergences(correct, profile, examples, seed, shrink_seconds)
-           for profile in dict.fromkeys(p for _, p, _ in chosen)} if correct is not None else {}
+           for profile in profiles} if correct is not None else {}
+    own_witnesses = {profile: _closed_after(correct(profile), lambda t, p=profile: _witness_divergences(t, p, seed))
+                     for profile in profiles} if correct is not None else {}
     for profile, rules in own.items():
         print(f"the correct design on {profile} diverges itself on: {', '.join(sorted(rules)) or 'nothing'} "
-              f"(tolerated: no kill)")
+              f"(the search tolerates them: no kill; a witness kills where it diverges and the correct design's "
+              f"same witness did not, at that step on that rule)")
     print(f"{'mutant':30s} {'profile':13s} {'killed by':>9s} {'seconds':>8s} {'steps':>5s}  rules that caught it")
     for name, profile, factory in chosen:
         target = factory(profile)
         tolerate = own.get(profile, frozenset())
         try:
             start = time.perf_counter()
-            result = run(target, profile, RunOptions(seed=seed, search=False, tolerate=tolerate))
-            by = "witness"
-            if not result.findings and search:  # the default run: witnesses, then the search for its default budget
+            by, (rules, shortest) = "witness", _witness_kills(target, profile, seed, own_witnesses.get(profile))
+            if not rules and search:  # the default run: witnesses, then the search for its default budget
                 result = run(target, profile, RunOptions(examples=examples, seed=seed, shrink_seconds=shrink_seconds,
                                                          budget=DEFAULT_BUDGET["virtual"], tolerate=tolerate))
-                by = "search"
+                by, rules = "search", sorted(result.findings)
+                shortest = min((len(f.steps) for f in result.findings.values()), default=0)
             seconds = time.perf_counter() - start
         finally:
             target.close()
-        shortest = min((len(f.steps) for f in result.findings.values()), default=0)
-        if result.findings:
+        if rules:
             killed += 1
             by_witnesses += by == "witness"
             times.append(seconds)
             lengths.append(shortest)
-        print(f"{name:30s} {profile:13s} {by if result.findings else 'NOTHING':>9s} {seconds:8.2f} "
-              f"{shortest if result.findings else '-':>5}  {', '.join(sorted(result.findings)) or '-'}", flush=True)
+        print(f"{name:30s} {profile:13s} {by if rules else 'NOTHING':>9s} {seconds:8.2f} "
+              f"{shortest if shortest else '-':>5}  {', '.join(rules) or '-'}", flush=True)
     print(f"\nmutation score: {killed}/{len(chosen)} (witnesses alone: {by_witnesses}/{len(chosen)}"
           + (f"; witnesses then the search: {killed}/{len(chosen)})" if search else ")"))
     if times:
         print(f"time to kill: median {statistics.median(times):.2f} s, max {max(times):.2f} s")
         print(f"shortest case: median {statistics.median(lengths):.0f} steps, max {max(lengths)} steps")
 
+
+
+# A witness's divergence: its case (the witnesses are played in one order), the step, and the rule named first
+WitnessDivergence = tuple[int, int, str]
+
+
+def _closed_after(target, use):
+    try:
+        return use(target)
+    finally:
+        target.close()
+
+
+def _witness_divergences(target, profile: str, seed: int) -> frozenset[WitnessDivergence]:
+    """Where the witnesses diverge on `target`, as its trace records it."""
+    with tempfile.TemporaryDirectory() as out:
+        run(target, profile, RunOptions(seed=seed, search=False, out_dir=Path(out)))
+        lines = [json.loads(line) for line in (Path(out) / "trace.jsonl").read_text().splitlines()]
+    return frozenset((line["case"], line["step"], d["rules"][0]) for line in lines
+                     if line["verdict"] != "behind" for d in line["divergences"])
+
+
+def _witness_kills(target, profile: str, seed: int,
+                   correct: frozenset[WitnessDivergence] | None) -> tuple[list[str], int]:
+    """The rules of the witnesses that kill the mutant `target`, where it diverges and the correct design's same
+    witness did not (with no correct design: wherever they diverge), and the steps of the shortest such case up to
+    its divergence (0: not killed)."""
+    kills = _witness_divergences(target, profile, seed) - (correct or frozenset())
+    return sorted({rule for _, _, rule in kills}), min((step + 1 for _, step, _ in kills), default=0)
 
 
 def _own_divergences(correct, profile: str, examples: int, seed: int, shrink_seconds: float) -> frozenset[str]:
