@@ -170,3 +170,13 @@ def check_named_by(message: str) -> Check | None:
     texts = ((Check.CEILING, _BEYOND_CEILING), (Check.EXPIRY, _EXPIRED), (Check.GONE, _NOT_AVAILABLE),
              (Check.RANGE, _MAX_MESSAGES_RANGE), (Check.RANGE, _WAIT_RANGE))
     return next((check for check, text in texts if text.rstrip(".") in message), None)
+
+
+_PARAMETER_NAMED = re.compile(r"(?:for (?:the )?parameter|[Aa]ttribute) ([A-Za-z]+)")
+
+
+def parameter_named_by(message: str) -> str | None:
+    """The request parameter or queue attribute a refusal's text names as wrong ('Value ... for parameter
+    RedrivePolicy is invalid', 'Invalid value for the parameter DelaySeconds'), or None."""
+    found = _PARAMETER_NAMED.search(message)
+    return found.group(1) if found else None

@@ -14,8 +14,8 @@ from typing import Protocol, TypeVar
 from sqs_conformance.model import errors
 from sqs_conformance.model.rules import (
     BATCH_MAX_ENTRIES, BATCH_PARTIAL, CMV_DELETED, CMV_EXPIRED, CMV_FIFO_EXPIRED, CMV_STALE, DEL_EXPIRED,
-    DEL_FIFO_EXPIRED, DEL_STALE, RCV_MAX_MESSAGES, RCV_WAIT_RANGE, VIS_CEILING, VIS_CEILING_FROM_RECEIVE,
-    VIS_CEILING_NO_RESET, Certainty, rule,
+    DEL_FIFO_EXPIRED, DEL_STALE, DELAY_HIDES, RCV_LONG_POLL, RCV_MAX_MESSAGES, RCV_WAIT_RANGE, REDRIVE_DLQ,
+    VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET, VIS_RANGE, Certainty, rule,
 )
 from sqs_conformance.model.state import HandleInfo, Message, MessageState, QueueChange
 from sqs_conformance.model.values import (
@@ -364,6 +364,11 @@ _RULES_OF_CHECK = {
     errors.Check.RANGE: {RCV_MAX_MESSAGES, RCV_WAIT_RANGE},
 }
 _UNWEIGHED = {errors.Check.CEILING: (VIS_CEILING_FROM_RECEIVE, VIS_CEILING)}
+# The rule a refusal breaks where its text names a parameter or attribute as wrong and the model accepted it: that
+# parameter's own (a queue refusing a valid RedrivePolicy breaks redrive, not the default timeout it was created
+# with)
+_RULES_OF_PARAMETER = {"RedrivePolicy": (REDRIVE_DLQ,), "VisibilityTimeout": (VIS_RANGE,),
+                       "DelaySeconds": (DELAY_HIDES,), "ReceiveMessageWaitTimeSeconds": (RCV_LONG_POLL,)}
 
 
 def attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
@@ -374,7 +379,9 @@ def attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
     receive leaves room: VIS-CEILING-FROM-RECEIVE, not whatever else the model permitted there, a message maybe
     moved to the dead-letter queue). A target that rejects the *handle* breaks the rules of the outcomes that
     accepted it (a success, or an error about the value), those where the handle may have expired or gone
-    stale first; otherwise the outcomes closest to the answer (same error code, then same kind) come first.
+    stale first; otherwise the outcomes closest to the answer (same error code, then same kind) come first. A
+    refusal of what the model accepts, whose text names the parameter or attribute it took for wrong, breaks that
+    parameter's rule first (`_RULES_OF_PARAMETER`).
 
     A refusal naming no other check, where the model permitted only acceptance on the strength of a rule that says
     such a handle still works (an expired or stale one), breaks that rule alone: what an accepted call would then
@@ -394,6 +401,9 @@ def attribution(outcomes: list[Outcome], observed: Response) -> tuple[str, ...]:
         accepting = tuple(r for o in outcomes for r in o.rules if r in _RULES_OF_CHECK[errors.Check.EXPIRY])
         if accepting:
             return tuple(dict.fromkeys(accepting))
+        parameter = errors.parameter_named_by(observed.message)
+        if parameter in _RULES_OF_PARAMETER:
+            return _ordered_rules([Outcome(observed, _RULES_OF_PARAMETER[parameter])] + outcomes)
 
     def closeness(outcome: Outcome) -> int:
         expected = outcome.response

@@ -18,6 +18,9 @@ Raw = Any  # an argument as sent: normally int/str, but anything a caller may tr
 
 @dataclass(frozen=True)
 class CreateQueue:
+    """`attributes` as SQS names them, raw; a RedrivePolicy names its dead-letter queue by name, as a dict:
+    {"deadLetterTargetQueue": "dlq", "maxReceiveCount": 3} (an endpoint adapter sends deadLetterTargetArn)."""
+
     queue: str
     attributes: dict[str, Raw] = field(default_factory=dict)
 

@@ -227,3 +227,24 @@ def test_a_refusal_where_no_rule_says_the_handle_still_works_keeps_the_rules_of_
     # a refusal with the ceiling's text still names the ceiling, stale handle or not
     assert attribution([Outcome(ChangeOk(), ("CMV-STALE", "VIS-EXTEND-NONADDITIVE"))], CEILING)[0] == \
         "VIS-CEILING-FROM-RECEIVE"
+
+
+def test_a_refusal_naming_a_parameter_the_model_accepts_names_that_parameters_rule():
+    """A queue created with a valid RedrivePolicy and refused as naming it wrong breaks redrive, not VIS-DEFAULT
+    (the default timeout the creation also relied on)."""
+    from sqs_conformance.model import Model
+    from sqs_conformance.model.values import CreateQueue
+
+    model = Model("sqs-standard")
+    model.step(CreateQueue("dlq", {}), 0)
+    refused = Error("InvalidParameterValue", "Value {...} for parameter RedrivePolicy is invalid. Reason: Redrive "
+                    "policy does not contain mandatory attribute: deadLetterTargetArn.", 400)
+    verdict = model.observe(CreateQueue("q", {"RedrivePolicy": {"deadLetterTargetQueue": "dlq",
+                                                                "maxReceiveCount": 3}}), 0, refused)
+    assert verdict.divergences[0].rules[0] == "REDRIVE-DLQ"
+    # without a parameter named, the creation's own rule, as before
+    assert attribution([Outcome(Ok(), ("VIS-DEFAULT",))], Error("InternalError", "boom", 500)) == ("VIS-DEFAULT",)
+    # a parameter the model refused too is judged as before: the closest permitted refusal first
+    range_refusal = Outcome(errors.out_of_range("VisibilityTimeout", 43201, "sqs"), ("VIS-RANGE",))
+    assert attribution([range_refusal], Error("InvalidAttributeValue", "Invalid value for the parameter "
+                                              "VisibilityTimeout.", 400)) == ("VIS-RANGE",)
