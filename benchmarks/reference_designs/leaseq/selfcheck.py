@@ -170,6 +170,26 @@ def standard() -> None:
     peek = x(PeekMessage("dlq"))
     assert isinstance(peek, PeekOk) and peek.messages[0].receipt_handle is None
     assert counts(t, "dlq") == (0, 1, 0)
+
+    # Redrive in the adapter contract's form (the dead-letter queue by name): moved after maxReceiveCount receives,
+    # reported as SQS spells it.
+    x(CreateQueue("dlq2"))
+    named = {"deadLetterTargetQueue": "dlq2", "maxReceiveCount": 3}
+    assert x(CreateQueue("src3", {"RedrivePolicy": named, "VisibilityTimeout": 0})) == Ok()
+    assert error_code(x(CreateQueue("src4", {"RedrivePolicy": {**named, "maxReceiveCount": 0}}))) \
+        == "InvalidParameterValue"
+    assert error_code(x(CreateQueue("src4", {"RedrivePolicy": {**named, "deadLetterTargetQueue": "nope"}}))) \
+        == "InvalidParameterValue"
+    x(SendMessage("src3", "poison"))
+    for n in (1, 2, 3):
+        [m] = received(x(ReceiveMessage("src3")))
+        assert m.receive_count == n
+    assert received(x(ReceiveMessage("src3"))) == []
+    [d] = received(x(ReceiveMessage("dlq2")))
+    assert (d.message_id, d.receive_count) == (m.message_id, 4)
+    attrs = x(GetQueueAttributes("src3"))
+    assert isinstance(attrs, AttributesOk) and attrs.attributes["RedrivePolicy"] \
+        == '{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq2","maxReceiveCount":3}'
     t.reset()
     assert error_code(x(GetQueueAttributes("q"))) == "NonExistentQueue"
 

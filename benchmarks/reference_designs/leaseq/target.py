@@ -379,17 +379,25 @@ class LeaseQueueTarget(Target):
                 return invalid("Redrive policy is not a valid JSON map.")
         if not isinstance(policy, dict):
             return invalid("Redrive policy is not a valid JSON map.")
-        for key in ("deadLetterTargetArn", "maxReceiveCount"):
-            if key not in policy:
-                return invalid(f"Redrive policy does not contain mandatory attribute: {key}.")
+        # The dead-letter queue is named by deadLetterTargetQueue (a queue name: the suite's adapter contract) or by
+        # deadLetterTargetArn (an ARN or a bare name, as SQS takes it); given both, they must name the same queue.
+        refs = {key: policy[key] for key in ("deadLetterTargetQueue", "deadLetterTargetArn") if key in policy}
+        if not refs:
+            return invalid("Redrive policy does not contain mandatory attribute: deadLetterTargetArn.")
+        if "maxReceiveCount" not in policy:
+            return invalid("Redrive policy does not contain mandatory attribute: maxReceiveCount.")
         count = as_int(policy["maxReceiveCount"])
         if count is None or not 1 <= count <= self.MAX_RECEIVE_COUNT:
             return invalid(f"Invalid value for maxReceiveCount: {policy['maxReceiveCount']}, valid values are from 1 "
                            f"to {self.MAX_RECEIVE_COUNT} both inclusive.")
-        target_ref = policy["deadLetterTargetArn"]
-        if not isinstance(target_ref, str) or not target_ref:
+        if any(not isinstance(ref, str) or not ref for ref in refs.values()):
             return invalid("Dead letter target does not exist.")
-        target = self._queues.get(self._our_name(target_ref.rsplit(":", 1)[-1]))
+        # An ARN's part after the last ':' names the queue; a name is taken whole. Either is mapped as names are.
+        names = {self._our_name(ref.rsplit(":", 1)[-1] if key == "deadLetterTargetArn" else ref)
+                 for key, ref in refs.items()}
+        if len(names) > 1:
+            return invalid("deadLetterTargetQueue and deadLetterTargetArn name different queues.")
+        target = self._queues.get(names.pop())
         if target is None:
             return invalid("Dead letter target does not exist.")
         if target.name == source:
