@@ -6,7 +6,7 @@ mutant, that is its time to kill. Otherwise the default run follows (the witness
 for `run`'s default budget on a virtual clock, shrinking included) and the time to kill is both runs'. The Redis
 design's mutants share one redis-server on 127.0.0.1, started here and stopped by its pid.
 
-    python3 -m benchmarks.mutants [--design redisq|example|sqliteq|eventlogq|wheelq] [--examples 30] [--seed 1]
+    python3 -m benchmarks.mutants [--design redisq|example|sqliteq|eventlogq|wheelq|leaseq] [--examples 30] [--seed 1]
                                   [--shrink-seconds 30] [--mutant NAME]... [--witnesses-only | --search-only]
 
 `--search-only` measures the search without the witnesses, which kill every mutant of every design on their own:
@@ -35,9 +35,9 @@ from sqs_conformance.conformance.runner import DEFAULT_BUDGET, RunOptions, run  
 # Designs whose mutants were written beside the witnesses that kill them (the suite's tuning), and designs
 # written independently, from the documents alone, with bugs written before the suite ran on them (its power).
 TUNED = ("redisq", "example")
-INDEPENDENT = ("sqliteq", "eventlogq", "wheelq")
-# wheelq's mutants that only a FIFO queue shows (the rest are measured on a standard one)
-WHEELQ_FIFO = ("fifo-", "attempt-", "dedup-")
+INDEPENDENT = ("sqliteq", "eventlogq", "wheelq", "leaseq")
+# wheelq's and leaseq's mutants that only a FIFO queue shows, by their names (the rest are measured on a standard one)
+FIFO_ONLY = ("fifo-", "attempt-", "dedup-")
 DEFAULT_EXAMPLES, SEARCH_ONLY_EXAMPLES = 30, 100  # a search round's examples: the default run's, the search alone's
 
 
@@ -47,19 +47,21 @@ def correct_design(design: str):
     rule (the witnesses are replayed alike on both); the search, whose cases differ from run to run, tolerates the
     rules the correct design's own default run diverges on (counted, not kills)."""
     from benchmarks.reference_designs.eventlogq.target import EventLogQueueTarget
+    from benchmarks.reference_designs.leaseq.target import LeaseQueueTarget
     from benchmarks.reference_designs.redisq.target import RedisQueueTarget
     from benchmarks.reference_designs.sqliteq.target import SqliteQueueTarget
     from benchmarks.reference_designs.wheelq.target import WheelQueueTarget
     from examples.inhouse_queue import InHouseQueue
 
     return {"redisq": RedisQueueTarget, "example": InHouseQueue, "sqliteq": SqliteQueueTarget,
-            "eventlogq": EventLogQueueTarget, "wheelq": WheelQueueTarget}[design]
+            "eventlogq": EventLogQueueTarget, "wheelq": WheelQueueTarget, "leaseq": LeaseQueueTarget}[design]
 
 
 def designs() -> dict[str, list[tuple[str, str, object]]]:
     """Per design: (name, profile, a factory of the target) for each mutant."""
     from benchmarks.reference_designs.eventlogq import mutants as eventlogq
     from benchmarks.reference_designs import example_mutants as example
+    from benchmarks.reference_designs.leaseq import mutants as leaseq
     from benchmarks.reference_designs.redisq import mutants as redisq
     from benchmarks.reference_designs.sqliteq import mutants as sqliteq
     from benchmarks.reference_designs.wheelq import mutants as wheelq
@@ -69,8 +71,10 @@ def designs() -> dict[str, list[tuple[str, str, object]]]:
         "example": [(m.__name__, "sqs-standard", m) for m in example.MUTANTS],
         "sqliteq": [(m.name, "sqs-standard", m.target) for m in sqliteq.MUTANTS],
         "eventlogq": [(m.name, "sqs-standard", m.target) for m in eventlogq.MUTANTS],
-        "wheelq": [(m.name, "sqs-fifo" if m.name.startswith(WHEELQ_FIFO) else "sqs-standard", m.target)
+        "wheelq": [(m.name, "sqs-fifo" if m.name.startswith(FIFO_ONLY) else "sqs-standard", m.target)
                    for m in wheelq.MUTANTS],
+        "leaseq": [(m.name, "sqs-fifo" if m.name.startswith(FIFO_ONLY) else "sqs-standard", m.target)
+                   for m in leaseq.MUTANTS],
     }
 
 
@@ -157,8 +161,9 @@ def measure(chosen, examples: int, seed: int, shrink_seconds: float, search: boo
 
 
 
-# A witness's divergence: its case (the witnesses are played in one order), the step, and the rule named first
-WitnessDivergence = tuple[int, int, str]
+# A witness's divergence: the witness's steps up to it (each operation's kind and time in its case: case numbers
+# shift where a run adds cases of its own, a finding's replay say), and the rule named first
+WitnessDivergence = tuple[tuple[tuple[str, float], ...], str]
 
 
 def _closed_after(target, use):
@@ -173,8 +178,17 @@ def _witness_divergences(target, profile: str, seed: int) -> frozenset[WitnessDi
     with tempfile.TemporaryDirectory() as out:
         run(target, profile, RunOptions(seed=seed, search=False, out_dir=Path(out)))
         lines = [json.loads(line) for line in (Path(out) / "trace.jsonl").read_text().splitlines()]
-    return frozenset((line["case"], line["step"], d["rules"][0]) for line in lines
-                     if line["verdict"] != "behind" for d in line["divergences"])
+    cases: dict[int, list[dict]] = {}
+    for line in lines:
+        cases.setdefault(line["case"], []).append(line)
+    found = set()
+    for steps in cases.values():
+        steps.sort(key=lambda line: line["step"])
+        for index, line in enumerate(steps):
+            if line["verdict"] != "behind":
+                prefix = tuple((s["operation"]["type"], round(s["invoke"], 3)) for s in steps[:index + 1])
+                found |= {(prefix, d["rules"][0]) for d in line["divergences"]}
+    return frozenset(found)
 
 
 def _witness_kills(target, profile: str, seed: int,
@@ -183,7 +197,7 @@ def _witness_kills(target, profile: str, seed: int,
     witness did not (with no correct design: wherever they diverge), and the steps of the shortest such case up to
     its divergence (0: not killed)."""
     kills = _witness_divergences(target, profile, seed) - (correct or frozenset())
-    return sorted({rule for _, _, rule in kills}), min((step + 1 for _, step, _ in kills), default=0)
+    return sorted({rule for _, rule in kills}), min((len(steps) for steps, _ in kills), default=0)
 
 
 def _own_divergences(correct, profile: str, examples: int, seed: int, shrink_seconds: float) -> frozenset[str]:
