@@ -84,7 +84,8 @@ def send_message(model: Model, op: SendMessage, now: float, late: float) -> Expe
         earlier = queue.dedup.get(dedup_id)
         if earlier is not None and now < earlier[1] + p.dedup_window_seconds:
             deduplicated = Effects(queue_changes=(Deduplicated(op.queue, dedup_id, now),))
-            return Enumerated([Outcome(SendOk(earlier[0]), (FIFO_DEDUP,), deduplicated)])
+            return Enumerated([Outcome(SendOk(earlier[0]), (FIFO_DEDUP,), deduplicated,
+                                       situations=situated((FIFO_DEDUP,), _first_gone(model, earlier[0])))])
     else:
         dedup_id, earlier = None, None
     # FIFO-DEDUP is exercised where a send is deduplicated, above, and where its id's window has ended: counted from
@@ -119,6 +120,19 @@ def send_message(model: Model, op: SendMessage, now: float, late: float) -> Expe
     effects = Effects(new_messages=(message,), queue_changes=remembered)
     return Enumerated([Outcome(SendOk(message_id), rules, effects, minted=frozenset({message_id}),
                                situations=situations)])
+
+
+def _first_gone(model: Model, message_id: str) -> str:
+    """FIFO-DEDUP's situation where the message an id was first sent as is surely gone, by a delete or by a purge
+    (two ways a queue that keeps deduplication with its messages may forget it): the id holds for its 5 minutes
+    all the same."""
+    message = model.messages.get(message_id)
+    how = {s.gone for s in message.states} if message is not None else set()
+    if how == {Gone.DELETED}:
+        return "the message it was first sent as was deleted"
+    if how == {Gone.PURGED}:
+        return "the message it was first sent as was purged"
+    return ""
 
 
 def _window_ended(queue: Queue, dedup_id: str, now: float, window: float) -> str:

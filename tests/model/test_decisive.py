@@ -404,3 +404,27 @@ def test_a_send_past_its_ids_window_exercises_the_window_counted_from_the_first_
     assert send_at(200).outcome.situation_of("FIFO-DEDUP") == ""  # deduplicated: the plain case
     slid = send_at(310, retry_at=200, observed_first=True)  # the first message again: the window restarted
     assert [d.rule for d in slid.divergences] == ["FIFO-DEDUP"]
+
+
+def test_a_retry_after_its_first_message_is_gone_is_a_situation_of_its_own():
+    """FIFO: the id holds for 5 minutes whatever became of the message it was first sent as; a queue that keeps
+    deduplication with its messages forgets it once the message is deleted, and passes every retry sent before."""
+    from sqs_conformance.model.values import SendMessage, SendOk
+
+    from sqs_conformance.model.values import PurgeQueue
+
+    def retry(gone_by: str | None, observed_new: bool = False):
+        q = Scenario(profile="sqs-fifo")
+        first = q.send(at=0, dedup_id="u1")
+        if gone_by == "delete":
+            q.delete(q.receive_one(at=1).receipt_handle, at=2)
+        elif gone_by == "purge":
+            q.do(PurgeQueue("q"), 2)
+        op = SendMessage("q", "body", group_id="g", dedup_id="u1")
+        return q.check(op, 10, SendOk(None if observed_new else first))
+
+    assert retry("delete").outcome.situation_of("FIFO-DEDUP") == "the message it was first sent as was deleted"
+    assert retry("purge").outcome.situation_of("FIFO-DEDUP") == "the message it was first sent as was purged"
+    assert retry(None).outcome.situation_of("FIFO-DEDUP") == ""
+    forgot = retry("delete", observed_new=True)  # enqueued afresh: deduplication forgotten with the message
+    assert [d.rule for d in forgot.divergences] == ["FIFO-DEDUP"]
