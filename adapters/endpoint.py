@@ -20,6 +20,7 @@ from botocore.config import Config
 
 from sqs_conformance.adapters import interrupt
 from sqs_conformance.adapters.base import RealClock, SharedView, ShiftedClock, Target, TargetError, redact
+from sqs_conformance.adapters.servers import FakeTime
 from sqs_conformance.adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget, queue_url_parts, worth_another_try
 
 RUN_TAG = "sqs-conformance-run"
@@ -97,8 +98,13 @@ class EndpointTarget(SqsApiTarget):
     def __init__(self, *, endpoint_url: str | None = None, region: str | None = None,
                  aws_profile: str | None = None, max_requests: int | None = None, tolerance: float | None = None,
                  version: str = "unknown", local_credentials: bool = False, budget: RequestBudget | None = None,
-                 clock: RealClock | None = None, session: boto3.Session | None = None) -> None:
+                 session: boto3.Session | None = None, faketime: FakeTime | None = None, fifo: bool = False,
+                 name: str | None = None, say=lambda message: None) -> None:
+        """With `faketime` the server at `endpoint_url` runs under libfaketime reading `faketime.file`: the target's
+        clock is moved by writing offsets there, once the time-travel probe (on a queue of the kind the run uses,
+        FIFO if `fifo`) has shown that the server follows it."""
         kind = "aws" if endpoint_url is None else "endpoint"
+        self.faketime = faketime
         self._connection = _Connection(endpoint_url, region, aws_profile, local_credentials)
         self.run_tag = uuid.uuid4().hex[:10]
         self.budget = budget or RequestBudget(max_requests)
@@ -112,13 +118,20 @@ class EndpointTarget(SqsApiTarget):
             client = session.client("sqs", endpoint_url=endpoint_url, config=config)
         except (botocore.exceptions.BotoCoreError, ValueError) as error:
             raise TargetError(f"cannot set up an SQS client: {redact(str(error))}") from None
-        clock = clock or RealClock()
-        where = f"aws:{session.region_name}" if endpoint_url is None else f"endpoint:{_host(endpoint_url)}"
+        clock = RealClock() if faketime is None else ShiftedClock(faketime.shift)
+        clock.epoch_zero += faketime.base if faketime is not None else 0.0  # the server's epoch at the clock's zero
+        where = name or (f"aws:{session.region_name}" if endpoint_url is None else f"endpoint:{_host(endpoint_url)}"
+                         + (":faketime" if faketime is not None else ""))
         super().__init__(where, client, clock, prefix=f"{QUEUE_PREFIX}{self.run_tag}-",
                          clock_origin_ms=lambda: clock.epoch_zero * 1000, tags={RUN_TAG: self.run_tag})
         client.meta.events.register("before-send.sqs", self._count_request)
         self.session = session
         self._probe()
+        if isinstance(clock, ShiftedClock):
+            clock.settle = self._check_time_travel(fifo)
+            if clock.settle:
+                say(f"{self.name}: it brings a released message back up to a second or more after a move of its "
+                    f"clock (a periodic scan): each advance ends with {clock.settle:.2f} s of real time")
 
     @staticmethod
     def _session(aws_profile: str | None, region: str | None, endpoint_url: str | None,
@@ -133,9 +146,11 @@ class EndpointTarget(SqsApiTarget):
     def version(self) -> str:
         return self._version
 
-    def another_connection(self) -> EndpointTarget:
+    def another_connection(self) -> EndpointTarget | None:
         """A second client of the same service for a concurrent job: its own queues, the same budget, the same
         name in the trace. It owns nothing it did not create (a server stays with this target)."""
+        if self.faketime is not None:
+            return None  # moving the server's clock would move it for every client: one connection, one job
         # The same session: its loaded service model makes a new client ten times cheaper (clients are made here,
         # one at a time; each is then used by one job).
         other = EndpointTarget(**self._connection._asdict(), tolerance=self.tolerance, version=self._version,
@@ -183,51 +198,15 @@ class EndpointTarget(SqsApiTarget):
             raise TargetError(f"{self.name}: {redact(str(error))}") from None
 
 
-def _host(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    if not parts.scheme or not parts.netloc:
-        raise TargetError(f"not an endpoint URL: {url!r} (expected e.g. http://127.0.0.1:4566)")
-    return parts.netloc
-
-
-class EmulatorTarget(EndpointTarget):
-    """An emulator the suite installs, starts on loopback and stops at close, checked through the endpoint adapter.
-    With `time_travel` it runs under libfaketime: advancing its clock is instant, so the 12-hour ceiling and long
-    timeouts are checked in seconds, while requests are still judged in their real-time windows."""
-
-    def __init__(self, emulator_name: str = "moto-server", *, max_requests: int | None = None,
-                 tolerance: float | None = None, time_travel: bool = False, fifo: bool = False,
-                 say=lambda message: None) -> None:
-        from sqs_conformance.adapters import emulators
-        from sqs_conformance.adapters.servers import FakeTime
-
-        emu = emulators.emulator(emulator_name)
-        self.faketime = FakeTime(Path(".sqs-conformance") / "faketime") if time_travel else None
-        self.server = None
-        try:
-            self.server = emulators.start(emu, faketime=self.faketime, say=say)
-            clock = ShiftedClock(self.faketime.shift) if self.faketime is not None else None
-            super().__init__(endpoint_url=self.server.url, max_requests=max_requests, tolerance=tolerance,
-                             version=emulators.installed_version(emu), local_credentials=True, clock=clock)
-            self.name = emu.name + (":faketime" if time_travel else "")
-            if clock is not None:
-                clock.settle = self._check_time_travel(fifo)
-                if clock.settle:
-                    say(f"{self.name}: it brings a released message back up to a second or more after a move "
-                        f"of its clock (a periodic scan): each advance ends with {clock.settle:.2f} s of real time")
-        except BaseException:
-            self._stop_server()
-            raise
-
     def _check_time_travel(self, fifo: bool) -> float:
         """Moving the clock must bring back a hidden message, and go on doing so after a jump as long as the
         longest a moved-clock witness makes, with long polls still lasting their wait. An emulator whose timers
         run on the monotonic clock (which libfaketime leaves alone), or whose sleeps break after hours of jump,
         would otherwise show divergences that are not its own. Probed on a queue of the kind the run will use:
         an emulator may bring a FIFO queue's messages back by other timers than a standard queue's (LocalStack).
-        Returns the clock's `settle`: from how long after each move the message took to come back."""
+        Returns the clock's `settle`: from how long after each move the message took to come back. One probe for
+        every moved clock: an emulator the suite starts (`:faketime`) and a server a user started (--faketime-file).
+        """
         client, url = self.client, None
         kind = ({"QueueName": f"{self.prefix}time-travel.fifo",
                  "Attributes": {"FifoQueue": "true", "ContentBasedDeduplication": "true"}} if fifo
@@ -240,9 +219,10 @@ class EmulatorTarget(EndpointTarget):
             for _ in range(2):  # two samples of the lag before the long jump
                 lags.append(self._lag_after_a_move(url))
                 if lags[-1] is None:
+                    how, unseen, instead = self._moved_words()
                     raise TimeTravelUnsupported(
-                        f"{self.name}: a message hidden for 30 s stayed hidden after the clock moved 31 s under "
-                        f"libfaketime (its timers do not follow the wall clock): check it on a real clock")
+                        f"{self.name}: a message hidden for 30 s stayed hidden after the clock moved 31 s {how} "
+                        f"({unseen}): {instead}")
             self.clock.advance(TIME_TRAVEL_JUMP)
             taken = client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages")
             started = time.monotonic()
@@ -255,9 +235,10 @@ class EmulatorTarget(EndpointTarget):
                 if lags[-1] is None:
                     wrong.append("a message hidden for 30 s stayed hidden after 31 s more")
             if wrong:
+                how, _, instead = self._moved_words()
                 raise TimeTravelUnsupported(
-                    f"{self.name}: after the clock moved {TIME_TRAVEL_JUMP / 3600:g} h under libfaketime it no "
-                    f"longer keeps time ({'; '.join(wrong)}): check it on a real clock")
+                    f"{self.name}: after the clock moved {TIME_TRAVEL_JUMP / 3600:g} h {how} it no longer keeps "
+                    f"time ({'; '.join(wrong)}): {instead}")
             return settle_for([lag for lag in lags if lag is not None])
         except (botocore.exceptions.ClientError, *UNANSWERED) as error:
             raise TargetError(f"{self.name}: the time-travel probe failed: {redact(str(error))}") from None
@@ -285,7 +266,52 @@ class EmulatorTarget(EndpointTarget):
         try:
             self.client.delete_queue(QueueUrl=url)
         except (botocore.exceptions.ClientError, *UNANSWERED):
-            pass  # an emulator the suite started: its queues go when it stops
+            pass  # named and tagged as the run's: `cleanup` finds it (an emulator's queues go when it stops)
+
+    def _moved_words(self) -> tuple[str, str, str]:
+        """How the probe's refusals say the clock was moved, why a move may go unseen, and what to do instead."""
+        file = self.faketime.file if self.faketime is not None else "?"
+        return (f"through {file}", f"the server does not read that file, started otherwise than "
+                                   f"`sqs-conformance faketime-env {file}` prints, or its timers do not follow the "
+                                   f"wall clock",
+                "check it on a real clock: leave out --faketime-file")
+
+
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        raise TargetError(f"not an endpoint URL: {url!r} (expected e.g. http://127.0.0.1:4566)")
+    return parts.netloc
+
+
+class EmulatorTarget(EndpointTarget):
+    """An emulator the suite installs, starts on loopback and stops at close, checked through the endpoint adapter.
+    With `time_travel` it runs under libfaketime: advancing its clock is instant, so the 12-hour ceiling and long
+    timeouts are checked in seconds, while requests are still judged in their real-time windows."""
+
+    def __init__(self, emulator_name: str = "moto-server", *, max_requests: int | None = None,
+                 tolerance: float | None = None, time_travel: bool = False, fifo: bool = False,
+                 say=lambda message: None) -> None:
+        from sqs_conformance.adapters import emulators
+
+        emu = emulators.emulator(emulator_name)
+        self.server = None
+        faketime = FakeTime(Path(".sqs-conformance") / "faketime") if time_travel else None
+        self.faketime = faketime  # removed with the server, also where it failed to start
+        try:
+            self.server = emulators.start(emu, faketime=faketime, say=say)
+            super().__init__(endpoint_url=self.server.url, max_requests=max_requests, tolerance=tolerance,
+                             version=emulators.installed_version(emu), local_credentials=True,
+                             faketime=faketime, fifo=fifo,
+                             name=emu.name + (":faketime" if time_travel else ""), say=say)
+        except BaseException:
+            self._stop_server()
+            raise
+
+    def _moved_words(self) -> tuple[str, str, str]:
+        return "under libfaketime", "its timers do not follow the wall clock", "check it on a real clock"
 
     def _stop_server(self) -> None:
         if self.server is not None:

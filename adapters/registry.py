@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqs_conformance.adapters.base import Target, TargetError
 
 from sqs_conformance.adapters.emulators import EMULATORS
 
 TIME_TRAVEL = ":faketime"
+AWS_NOT_MOVED = "--target aws takes no --faketime-file: AWS's clock cannot be moved"
 
 SPECS = {
     "model": "the reference model itself (always conforms; tests the engine)",
     "moto": "moto in-process (mock_aws) on a virtual clock",
     **{name: f"{name}: installed and started on 127.0.0.1 by the suite, on a real clock (add {TIME_TRAVEL} to "
               f"move its clock under libfaketime instead of waiting)" for name in EMULATORS},
-    "endpoint": "any SQS-compatible endpoint at --endpoint-url, on a real clock",
+    "endpoint": "any SQS-compatible endpoint at --endpoint-url, on a real clock (with --faketime-file, a server you "
+                "started under libfaketime reading that file: the suite moves its clock)",
     "aws": "real AWS (needs --allow-real-aws): the normal boto3 credential chain, or --aws-profile",
     "python:MODULE:CLASS": "an in-house queue's Python adapter (a subclass of adapters.base.Target)",
     "process:COMMAND": "an in-house queue behind a program speaking the suite's JSON-lines protocol",
@@ -28,9 +31,10 @@ def is_known(spec: str) -> bool:
     return spec in SPECS or spec.startswith(IN_HOUSE) or time_travelled
 
 
-def is_real_clock(spec: str) -> bool:
+def is_real_clock(spec: str, options: EndpointOptions | None = None) -> bool:
     """Waits are slept, and concurrent jobs can all be clients of one service."""
-    return spec in EMULATORS or spec in ("endpoint", "aws")
+    moved = options is not None and options.faketime_file is not None
+    return spec in EMULATORS or (spec in ("endpoint", "aws") and not moved)
 
 
 @dataclass(frozen=True)
@@ -43,11 +47,18 @@ class EndpointOptions:
     max_requests: int | None = None
     tolerance: float | None = None
     allow_real_aws: bool = False
+    # --target endpoint: the libfaketime offset file its server was started to read; the suite moves its clock
+    faketime_file: Path | None = None
 
 
 def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOptions(), say=lambda message: None
                 ) -> Target:
     kind = spec.split(":", 1)[0]
+    if options.faketime_file is not None and kind != "endpoint":
+        raise TargetError(AWS_NOT_MOVED if kind == "aws" else
+                          "--faketime-file is for --target endpoint (a server you started under libfaketime)"
+                          + (f"; the suite moves {kind}'s clock itself: --target {kind}{TIME_TRAVEL}"
+                             if kind in EMULATORS else ""))
     if kind == "model":
         from sqs_conformance.adapters.model_target import ModelTarget
 
@@ -75,12 +86,16 @@ def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOpti
                               time_travel=spec.endswith(TIME_TRAVEL), fifo=get_profile(profile).fifo, say=say)
     if kind == "endpoint":
         from sqs_conformance.adapters.endpoint import EndpointTarget
+        from sqs_conformance.adapters.servers import FakeTime
+        from sqs_conformance.model.profiles import get_profile
 
         if not options.endpoint_url:
             raise TargetError("--target endpoint needs --endpoint-url (e.g. http://127.0.0.1:4566)")
+        faketime = FakeTime.given(options.faketime_file) if options.faketime_file is not None else None
         return EndpointTarget(endpoint_url=options.endpoint_url, region=options.region,
                               aws_profile=options.aws_profile, max_requests=options.max_requests,
-                              tolerance=options.tolerance)
+                              tolerance=options.tolerance, faketime=faketime, fifo=get_profile(profile).fifo,
+                              say=say)
     if kind == "aws":
         from sqs_conformance.adapters.endpoint import EndpointTarget
 
@@ -104,11 +119,14 @@ def make_targets(spec: str, profile: str, options: EndpointOptions = EndpointOpt
     if jobs > 1 and kind == "moto":
         raise TargetError("moto in-process runs one job (mock_aws is process-wide); "
                           "use --target moto-server for --jobs")
+    if jobs > 1 and kind == "endpoint" and options.faketime_file is not None:
+        raise TargetError("--faketime-file moves the clock of one server for all its clients: it runs one job "
+                          "(leave out --jobs)")
     first = make_target(spec, profile, options, say)
     targets = [first]
     try:
         while len(targets) < jobs:
-            if is_real_clock(spec):
+            if is_real_clock(spec, options):
                 another = first.another_connection()
                 if another is None:
                     raise TargetError(f"{first.name} opens one connection only: run it without --jobs")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -96,20 +97,68 @@ def faketime_library() -> str:
                       "libfaketime)")
 
 
+def faketime_env(file: Path) -> dict[str, str]:
+    """The environment a server is started with to read its clock's offset from `file`: libfaketime's thread-safe
+    build preloaded, the file reread on every call (no cache, or a move would be seen seconds late), and the
+    monotonic clock left alone (event loops time their waits on it)."""
+    return {"LD_PRELOAD": faketime_library(), "FAKETIME_TIMESTAMP_FILE": str(file), "FAKETIME_NO_CACHE": "1",
+            "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+
+
+# What the suite writes into an offset file, and all it accepts to find in one it is given (or nothing).
+_OFFSET = re.compile(r"[+-]?[0-9]+(\.[0-9]*)?")
+
+
+def offset_in(file: Path) -> float:
+    """The offset (seconds) an offset file holds: 0 where it is missing or empty. Refused in one line where the
+    suite could not write it (no such folder, a folder, not writable) or where it holds anything but an offset,
+    which the suite never overwrites (a file given by mistake)."""
+    if not file.parent.is_dir():
+        raise TargetError(f"offset file {file}: no folder {file.parent} (the suite makes the file, not its "
+                          f"folder)")
+    if file.is_dir():
+        raise TargetError(f"offset file {file} is a folder, not a file")
+    if not os.access(file.parent, os.W_OK) or (file.exists() and not os.access(file, os.W_OK)):
+        raise TargetError(f"offset file {file}: cannot write there")
+    try:
+        text = file.read_text(errors="replace").strip() if file.exists() else ""
+    except OSError as error:
+        raise TargetError(f"offset file {file}: cannot read it ({error.strerror})") from None
+    if not text:
+        return 0.0
+    if not _OFFSET.fullmatch(text):
+        raise TargetError(f"offset file {file} holds {text[:40]!r}, not an offset in seconds such as +0: the "
+                          f"suite writes that file itself and overwrites nothing else (give a new path)")
+    return float(text)
+
+
 class FakeTime:
-    """The clock of a server started under libfaketime: the offset it reads, from a file, on every call."""
+    """The clock of a server started under libfaketime: the offset it reads, from a file, on every call.
+    `FakeTime(folder)` is a file of the suite's own, for a server it starts; `FakeTime.given(file)` is the file a
+    server someone else started reads (`faketime_env(file)`)."""
 
     def __init__(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        self.file = folder / f"faketime-{os.getpid()}-{free_port()}"
+        self._use(folder / f"faketime-{os.getpid()}-{free_port()}", base=0.0)
+
+    @classmethod
+    def given(cls, file: Path) -> FakeTime:
+        """The offset file of a server the suite did not start: made if missing; the offset moves on from the one
+        it holds (`base`), so that a server checked again never sees its clock go back."""
+        faketime = cls.__new__(cls)
+        faketime._use(file, base=offset_in(file))
+        return faketime
+
+    def _use(self, file: Path, base: float) -> None:
+        self.file = file
+        self.base = base  # the offset the file held: the server's clock reads this far ahead of real time at first
         self.shift(0.0)
-        self.env = {"LD_PRELOAD": faketime_library(), "FAKETIME_TIMESTAMP_FILE": str(self.file),
-                    "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+        self.env = faketime_env(file)
 
     def shift(self, offset: float) -> None:
         # Written aside and renamed over: a server never reads a half-written (empty) offset.
         aside = self._aside()
-        aside.write_text(f"+{offset:.6f}\n")
+        aside.write_text(f"{self.base + offset:+.6f}\n")
         os.replace(aside, self.file)
 
     def _aside(self) -> Path:

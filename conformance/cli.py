@@ -5,6 +5,7 @@ Exit codes: 0 the target conforms (or the traces re-check clean), 1 divergences 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -19,7 +20,7 @@ from rich.table import Table
 from sqs_conformance.adapters.base import TargetError
 from sqs_conformance.adapters.emulators import EMULATORS
 from sqs_conformance.adapters.registry import (
-    SPECS, TIME_TRAVEL, EndpointOptions, close_all, is_known, is_real_clock, make_targets,
+    AWS_NOT_MOVED, SPECS, TIME_TRAVEL, EndpointOptions, close_all, is_known, is_real_clock, make_targets,
 )
 from sqs_conformance.conformance.defaults import DEFAULT_EXAMPLES, DEFAULT_STEPS
 from sqs_conformance.reports.folders import NotWritable, remove_if_empty, writable
@@ -49,6 +50,10 @@ def endpoint_options(command):
     """The options of targets on a real clock, shared by `run` and `cleanup`."""
     for option in reversed([
         click.option("--endpoint-url", default=None, help="an SQS-compatible endpoint (--target endpoint)"),
+        click.option("--faketime-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     metavar="FILE", help="--target endpoint on a moved clock: its server was started under "
+                                          "libfaketime reading FILE (`sqs-conformance faketime-env FILE` prints "
+                                          "how); the suite moves its clock by writing offsets there"),
         click.option("--region", default=None, help="AWS region (default: the boto3 chain's, else us-east-1)"),
         click.option("--aws-profile", default=None, help="a named profile of the AWS config files"),
         click.option("--allow-real-aws", is_flag=True, help="required by --target aws: it costs money"),
@@ -145,8 +150,9 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     options = _options(endpoint)
     if witnesses_only and not witnesses:
         raise OneLineError("--witnesses-only and --no-witnesses leave nothing to run")
-    default_jobs = 8 if is_real_clock(target_spec) else 1  # waits that are slept overlap across jobs
+    default_jobs = 8 if is_real_clock(target_spec, options) else 1  # waits that are slept overlap across jobs
     targets, _ = _opened_for_run(target_spec, profile, options, out_dir, report_dir, jobs or default_jobs)
+    target_spec = _as_given(target_spec, options)  # what `confirm` and `cleanup` are told to take
     target = targets[0]
     budget = runner.search_budget(target.clock.kind, budget)
     searching = f", searching for {budget:.0f} s" if budget and not witnesses_only else ""
@@ -199,6 +205,17 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     sys.exit(0 if result.conforms else 1)
 
 
+def _as_given(target_spec: str, options: EndpointOptions) -> str:
+    """The target as the user gave it, with the options that name it (an endpoint's URL, its offset file, a region),
+    for the commands a run's last lines suggest; never a credential."""
+    import shlex
+
+    named = [("--endpoint-url", options.endpoint_url), ("--faketime-file", options.faketime_file),
+             ("--region", options.region), ("--aws-profile", options.aws_profile)]
+    return shlex.join([target_spec, *(word for option, value in named if value is not None
+                                      for word in (option, str(value)))])
+
+
 def _opened_for_run(target_spec: str, profile: str, options: EndpointOptions, out_dir: Path,
                     report_dir: str | None, jobs: int = 1) -> tuple[list, list[Path]]:
     """A run's targets, and the folders it made for --out; refused in one line, before the run and leaving no folder
@@ -234,7 +251,9 @@ def _run_clients(target_spec: str, profile: str, clients: int, interleaving: str
     from sqs_conformance.conformance.concurrent.run import ConcurrentOptions
 
     context = click.get_current_context()
-    targets, made = _opened_for_run(target_spec, profile, _options(endpoint), out_dir, report_dir)
+    given = _options(endpoint)
+    targets, made = _opened_for_run(target_spec, profile, given, out_dir, report_dir)
+    target_spec = _as_given(target_spec, given)  # what `confirm` and `cleanup` are told to take
     target = targets[0]
     if interleaving == "drawn" and target.clock.kind != "virtual":
         _refused(targets, made, "--interleaving drawn needs a virtual clock (a real one's requests race as they "
@@ -517,8 +536,17 @@ def cleanup(target_spec: str, older_than: float, delete: bool, **endpoint) -> No
 
     from sqs_conformance.adapters.base import redact
     from sqs_conformance.adapters.endpoint import leftovers
+    from sqs_conformance.adapters.servers import offset_in
 
-    (target,) = _open_targets(target_spec, "sqs-standard", _options(endpoint))
+    options = _options(endpoint)
+    if options.faketime_file is not None and target_spec == "aws":
+        raise OneLineError(AWS_NOT_MOVED)
+    try:  # a server on a moved clock: the queues' ages are counted on it, and its clock is left where it is
+        ahead = offset_in(options.faketime_file) if options.faketime_file is not None else 0.0
+    except TargetError as error:
+        raise OneLineError(str(error)) from None
+    (target,) = _open_targets(target_spec, "sqs-standard", dataclasses.replace(options, faketime_file=None))
+    target.clock.epoch_zero += ahead
     try:
         found = leftovers(target, older_than)
         for url, name, age in found:
@@ -531,6 +559,25 @@ def cleanup(target_spec: str, older_than: float, delete: bool, **endpoint) -> No
     finally:
         target.close()
     console.print(f"{len(found)} leftover queue(s)" + ("" if delete or not found else "; --delete to delete them"))
+
+
+@main.command("faketime-env")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+def faketime_env(file: Path) -> None:
+    """Print the environment to start your own SQS server with, so that `run --target endpoint --faketime-file
+    FILE` can move its clock: libfaketime's thread-safe build found on this machine, reading FILE (made with the
+    offset +0 if missing) on every call. One NAME=VALUE a line, e.g. `env $(sqs-conformance faketime-env FILE)
+    python3 -m moto.server -H 127.0.0.1 -p 5000`."""
+    from sqs_conformance.adapters.servers import FakeTime
+
+    if any(c.isspace() for c in str(file.resolve())):
+        raise OneLineError(f"{file}: a path without spaces, please (the lines are read as NAME=VALUE words)")
+    try:
+        faketime = FakeTime.given(file.resolve())
+    except TargetError as error:
+        raise OneLineError(str(error)) from None
+    for name, value in faketime.env.items():
+        click.echo(f"{name}={value}")
 
 
 @main.command()
