@@ -225,14 +225,13 @@ def side_by_side(cells: list[Cell]) -> list[Cell]:
     the pinned entry it stands beside on its profile, where that is there: pinned and current in adjacent columns."""
     current_of = {e.name: e.current_of for e in EMULATORS.values() if e.current_of}
     present = {(c.emulator, c.profile) for c in cells}
-    beside = {id(c): c for c in cells if (current_of.get(c.emulator), c.profile) in present}
+    beside = [c for c in cells if (current_of.get(c.emulator), c.profile) in present]
     ordered: list[Cell] = []
     for c in cells:
-        if id(c) in beside:
-            continue
+        if any(c is d for d in beside):
+            continue  # placed after its pinned entry's cell
         ordered.append(c)
-        ordered += [beside.pop(key) for key, d in list(beside.items())
-                    if current_of[d.emulator] == c.emulator and d.profile == c.profile]
+        ordered += [d for d in beside if current_of[d.emulator] == c.emulator and d.profile == c.profile]
     return ordered
 
 

@@ -149,15 +149,16 @@ def test_the_matrix_shows_each_current_release_beside_its_pinned_one_with_the_da
              # checked later, by another command: appended, yet shown beside their pinned entries
              cell("fauxqs-current", "2.4.1 on Node 22.23.3", "2026-11-28T09:00:00+00:00", {}),
              cell("moto-server-current", "5.2.5", "2026-11-28T10:00:00+00:00", {"VIS-RANGE": "diverges"})]
+    assert matrix.side_by_side(cells) == [cells[0], cells[4], cells[1], cells[3], cells[2]]  # each once
     text = matrix.markdown(cells)
-    assert ("| rule | moto-server 5.2.1 | moto-server-current 5.2.5 | fauxqs 1.9.2 | "
-            "fauxqs-current 2.4.1 on Node 22.23.3 | local-aws-sqs 2.0.2 |") in text
+    assert ("\n| rule | moto-server 5.2.1 | moto-server-current 5.2.5 | fauxqs 1.9.2 | "
+            "fauxqs-current 2.4.1 on Node 22.23.3 | local-aws-sqs 2.0.2 |\n") in text
     assert "| measured | 2026-11-27 | 2026-11-28 | 2026-11-27 | 2026-11-28 | 2026-11-27 |" in text
     assert "| DEL-REMOVES | ✓ | ✓ | **✗** | ✓ | ✓ |" in text
     assert "| VIS-RANGE | ✓ | **✗** | ✓ | ✓ | ✓ |" in text
     # a current release whose pinned entry is not on the page keeps its place
     alone = matrix.markdown([cells[2], cells[3]])
-    assert "| rule | local-aws-sqs 2.0.2 | fauxqs-current 2.4.1 on Node 22.23.3 |" in alone
+    assert "\n| rule | local-aws-sqs 2.0.2 | fauxqs-current 2.4.1 on Node 22.23.3 |\n" in alone
     assert matrix.side_by_side(cells[:3]) == cells[:3]  # no current release: the order given
     # merged from the matrices that checked them, as `matrix --merge` does: one page, both columns side by side
     matrix.save(cells[:3], tmp_path / "pinned.json")
@@ -168,6 +169,7 @@ def test_the_matrix_shows_each_current_release_beside_its_pinned_one_with_the_da
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     written = page.read_text()
-    assert "| rule | moto-server 5.2.1 | moto-server-current 5.2.5 | fauxqs 1.9.2 | fauxqs-current" in written
+    assert ("\n| rule | moto-server 5.2.1 | moto-server-current 5.2.5 | fauxqs 1.9.2 | "
+            "fauxqs-current 2.4.1 on Node 22.23.3 | local-aws-sqs 2.0.2 |\n") in written
     assert ("| emulators | moto-server 5.2.1, moto-server-current 5.2.5, fauxqs 1.9.2, "
             "fauxqs-current 2.4.1 on Node 22.23.3, local-aws-sqs 2.0.2 |") in written
