@@ -173,3 +173,23 @@ def test_the_matrix_shows_each_current_release_beside_its_pinned_one_with_the_da
             "fauxqs-current 2.4.1 on Node 22.23.3 | local-aws-sqs 2.0.2 |\n") in written
     assert ("| emulators | moto-server 5.2.1, moto-server-current 5.2.5, fauxqs 1.9.2, "
             "fauxqs-current 2.4.1 on Node 22.23.3, local-aws-sqs 2.0.2 |") in written
+
+
+def test_the_emulator_page_has_each_current_release_measured_beside_its_pinned_one():
+    """docs/emulators.md, as `sqs-conformance matrix` wrote it: a column per release, current beside pinned."""
+    text = (ROOT / "docs" / "emulators.md").read_text()
+    for profile in matrix.PROFILES:
+        table = text[text.index(f"## {profile}\n"):]
+        head = table.splitlines()[2]
+        measured = table.splitlines()[4]
+        columns = [c.strip() for c in head.strip("|").split("|")][1:]
+        names = [c.split(" ")[0] for c in columns]
+        assert measured.startswith("| measured | ")
+        days = [d.strip() for d in measured.strip("|").split("|")][1:]
+        assert len(days) == len(names) and len(set(names)) == len(names)  # each emulator once, each dated
+        for current, pinned in CURRENT.items():
+            assert names.index(current) == names.index(pinned) + 1, f"{profile}: {current} beside {pinned}"
+            version = emulators.installed_version(emulators.EMULATORS[current])
+            assert columns[names.index(current)] == f"{current} {version}", "a pin moved: run the matrix on it"
+            assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", days[names.index(current)])
+            assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", days[names.index(pinned)])
