@@ -93,6 +93,7 @@ def test_the_printed_environment_preloads_the_thread_safe_libfaketime_on_an_abso
     assert env["FAKETIME_TIMESTAMP_FILE"] == str(tmp_path / "clock")
     assert (tmp_path / "clock").read_text() == "+0.000000\n"
     assert env["FAKETIME_NO_CACHE"] == env["FAKETIME_DONT_FAKE_MONOTONIC"] == "1"
+    assert env["FAKETIME_FORCE_MONOTONIC_FIX"] == "0"
 
 
 def test_a_witnesses_run_moves_the_users_server_and_checks_the_12_hour_ceiling_in_minutes(moved, tmp_path):
