@@ -33,6 +33,7 @@ DEFAULT_TOLERANCE = {"aws": 0.5, "endpoint": 0.5}
 
 
 _PROBE_ATTEMPTS = 4
+_CLIENTS_MADE = threading.Lock()
 
 
 class BudgetExhausted(TargetError):
@@ -115,7 +116,8 @@ class EndpointTarget(SqsApiTarget):
             session = session or self._session(aws_profile, region, endpoint_url, local_credentials)
             # A long poll lasts up to 20 s: the read timeout leaves room for it and no more.
             config = CLIENT_CONFIG.merge(Config(connect_timeout=5, read_timeout=25))
-            client = session.client("sqs", endpoint_url=endpoint_url, config=config)
+            with _CLIENTS_MADE:  # a session is not thread-safe: connections opened at once share one
+                client = session.client("sqs", endpoint_url=endpoint_url, config=config)
         except (botocore.exceptions.BotoCoreError, ValueError) as error:
             raise TargetError(f"cannot set up an SQS client: {redact(str(error))}") from None
         clock = RealClock() if faketime is None else ShiftedClock(faketime.shift)
@@ -293,22 +295,34 @@ class EmulatorTarget(EndpointTarget):
 
     def __init__(self, emulator_name: str = "moto-server", *, max_requests: int | None = None,
                  tolerance: float | None = None, time_travel: bool = False, fifo: bool = False,
+                 budget: RequestBudget | None = None, session: boto3.Session | None = None,
                  say=lambda message: None) -> None:
         from sqs_conformance.adapters import emulators
 
         emu = emulators.emulator(emulator_name)
+        self._started = (emulator_name, time_travel, fifo)
         self.server = None
         faketime = FakeTime(Path(".sqs-conformance") / "faketime") if time_travel else None
         self.faketime = faketime  # removed with the server, also where it failed to start
         try:
             self.server = emulators.start(emu, faketime=faketime, say=say)
             super().__init__(endpoint_url=self.server.url, max_requests=max_requests, tolerance=tolerance,
-                             version=emulators.installed_version(emu), local_credentials=True,
-                             faketime=faketime, fifo=fifo,
+                             version=emulators.installed_version(emu), local_credentials=True, budget=budget,
+                             session=session, faketime=faketime, fifo=fifo,
                              name=emu.name + (":faketime" if time_travel else ""), say=say)
         except BaseException:
             self._stop_server()
             raise
+
+    def another_connection(self) -> EndpointTarget | None:
+        """On a real clock another client of this server. On a moved clock, where a move would move the server for
+        every client, another server of the same emulator on a clock of its own (probed as this one was), under
+        the same request budget; it stops when that connection is closed."""
+        if self.faketime is None:
+            return super().another_connection()
+        emulator_name, _, fifo = self._started
+        return EmulatorTarget(emulator_name, tolerance=self.tolerance, time_travel=True, fifo=fifo,
+                              budget=self.budget, session=self.session)  # its service model loaded once
 
     def _moved_words(self) -> tuple[str, str, str]:
         return "under libfaketime", "its timers do not follow the wall clock", "check it on a real clock"

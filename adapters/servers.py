@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import re
 import shutil
@@ -9,7 +10,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sqs_conformance.adapters.base import TargetError
@@ -31,6 +34,23 @@ def _end_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+_SPAWNER: concurrent.futures.ThreadPoolExecutor | None = None
+_SPAWNER_LOCK = threading.Lock()
+
+
+def _from_a_lasting_thread(start: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+    """`start()` (a Popen) in the main thread or in one that lasts as long as the suite: the death signal asked for
+    by `_end_with_parent` comes when the *thread* that started the child ends, so a server started in a passing
+    thread (several started at once) would be stopped with it."""
+    global _SPAWNER
+    if threading.current_thread() is threading.main_thread():
+        return start()
+    with _SPAWNER_LOCK:
+        if _SPAWNER is None:  # its one thread waits for work until the suite exits
+            _SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="server-spawner")
+    return _SPAWNER.submit(start).result()
+
+
 class LocalServer:
     """A child process serving on 127.0.0.1:port. `stop()` ends it by its pid, whatever happens."""
 
@@ -41,10 +61,10 @@ class LocalServer:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self._log = open(log, "ab") if log is not None else subprocess.DEVNULL
-        self.process = subprocess.Popen(command, env={**os.environ, **(env or {})}, stdout=self._log,
-                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        start_new_session=True,  # its own group: stopping it stops its children
-                                        preexec_fn=_end_with_parent)
+        self.process = _from_a_lasting_thread(lambda: subprocess.Popen(
+            command, env={**os.environ, **(env or {})}, stdout=self._log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,  # its own group: stopping it stops its children
+            preexec_fn=_end_with_parent))
         try:
             self._wait_until_listening(start_timeout)
         except BaseException:
@@ -107,7 +127,7 @@ def faketime_env(file: Path) -> dict[str, str]:
     time, which for the monotonic clock libfaketime counts from the faked wall time: every such deadline lands years
     in the past and every wait returns at once. Python's GIL waits so (CPython's condvars use the monotonic clock),
     so a thread waiting for the GIL spun, rereading the offset file each time: a faked server burnt 10 times the
-    CPU of a plain one, and servers run side by side starved each other."""
+    CPU of a plain one, and servers run side by side starved each other (benchmarks/moved_clock.py)."""
     return {"LD_PRELOAD": faketime_library(), "FAKETIME_TIMESTAMP_FILE": str(file), "FAKETIME_NO_CACHE": "1",
             "FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKETIME_FORCE_MONOTONIC_FIX": "0"}
 

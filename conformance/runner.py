@@ -27,7 +27,7 @@ from hypothesis.errors import Flaky, UnsatisfiedAssumption
 
 from sqs_conformance.conformance.collector import fewer_collections
 from sqs_conformance.adapters import interrupt
-from sqs_conformance.adapters.base import Target
+from sqs_conformance.adapters.base import Target, TargetError
 from sqs_conformance.adapters.registry import close_all
 from sqs_conformance.conformance.machine import DivergenceFound, Run, build_machine, run_machine, unreachable
 from sqs_conformance.conformance.minimal import MinimalCases
@@ -49,6 +49,9 @@ MIN_CASES_PER_JOB = 10
 # connections at once (more clients of the same service, each on its own queues, under the same request budget),
 # so the catalogue takes nearer its longest witness. The search keeps one connection per job.
 WITNESS_CONNECTIONS_PER_JOB = 3
+# On a moved clock each connection is a server of its own (a move moves a server for all its clients): the witnesses
+# are replayed on this many in all, where the target can start more (an emulator the suite starts).
+MOVED_CLOCK_SERVERS = 12
 # On a real (or shifted) clock every replay of a case takes its real time, so shrinking the failures of a round
 # stops sooner than Hypothesis' own 300 s: minimal cases there may keep a step or two more.
 REAL_CLOCK_SHRINK_SECONDS = 30.0
@@ -384,15 +387,20 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
         spent.witnesses_played = replayed.played
         for rule_id, (divergence, steps) in replayed.divergent.items():
             into.findings[rule_id] = Finding.shown_by(divergence, steps)
-    close_all(more)  # ended or out of budget (an interrupt closed them above, within a bounded wait)
+    _close_at_once(more)  # ended or out of budget (an interrupt closed them above, within a bounded wait)
     if ends is not None and time.monotonic() >= ends:
         spent.ran_out_in = "witnesses"
 
 
 def _more_connections(targets: list[Target]) -> list[Target]:
-    """The connections the witnesses are replayed on besides the jobs': on a real clock, where the target can open
-    more clients of its service (a moved clock moves a server for every client, so there each job has its own)."""
+    """The connections the witnesses are replayed on besides the jobs'. On a real clock, more clients of the
+    target's service. On a moved clock a move moves the server for every client, so each connection there is
+    another server on a clock of its own (an emulator the suite starts: another of the same, probed as the first
+    was), started all at once: the witnesses' real time is mostly long polls that find nothing (a 1 s wait each),
+    which servers of their own overlap as clients of one real-clock server do."""
     first = targets[0]
+    if first.clock.kind == "shifted":
+        return _more_servers(first, MOVED_CLOCK_SERVERS - len(targets))
     if first.clock.kind != "real":
         return []
     more: list[Target] = []
@@ -408,6 +416,33 @@ def _more_connections(targets: list[Target]) -> list[Target]:
     return more
 
 
+def _close_at_once(more: list[Target]) -> None:
+    """The witnesses' extra connections closed all at once: each owns only its queues, or its own server (a dozen
+    servers stopped one after another took seconds)."""
+    if more:
+        each_at_once(lambda target: target.close(), more, "close")
+
+
+def _more_servers(first: Target, count: int) -> list[Target]:
+    """Up to `count` more connections of `first` each on a clock of its own, opened at once. One that does not
+    open (a server that did not start or failed its probe on a busy machine) is left out: the witnesses it would
+    have taken play on the others. A target that opens no more (a server a user started) gives none."""
+    if count < 1:
+        return []
+    opened: list[Target | None] = [None] * count
+
+    def open_one(index: int) -> None:
+        try:
+            opened[index] = first.another_connection()
+        except TargetError:
+            pass
+
+    try:
+        each_at_once(open_one, range(count), "server")
+    except BaseException:
+        close_all([t for t in opened if t is not None])
+        raise
+    return [t for t in opened if t is not None]
 
 
 @contextmanager

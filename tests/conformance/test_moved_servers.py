@@ -1,13 +1,20 @@
-"""What makes a moved clock cheap: a libfaketime whose waits on the monotonic clock keep their deadlines (else every
-waiting thread of a Python server spins)."""
+"""What makes a moved clock cheap: the witnesses shared out between servers of their own (a move moves a server's
+clock for all its clients), started at once and outliving the threads that started them, and a libfaketime whose
+waits on the monotonic clock keep their deadlines (else every waiting thread of a Python server spins)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
 
-from sqs_conformance.adapters.servers import FakeTime
+from sqs_conformance.adapters.base import TargetError
+from sqs_conformance.adapters.servers import FakeTime, LocalServer, free_port
 
 # A wait of 0.3 s on a condition variable of the monotonic clock, as CPython's GIL waits, timed.
 _MONOTONIC_WAIT = """
@@ -39,3 +46,88 @@ def test_under_libfaketime_a_wait_on_the_monotonic_clock_lasts_its_time_on_a_mov
                             env={**os.environ, **faketime.env})
     assert waited.returncode == 0, waited.stderr
     assert 0.25 <= float(waited.stdout) < 5
+
+
+def test_a_server_started_from_a_passing_thread_outlives_it(tmp_path):
+    """Servers started at once are started from threads that end; the signal that stops a server with the suite
+    comes when the thread that started it ends, so they are started from one that lasts."""
+    started: list[LocalServer] = []
+    port = free_port()
+    thread = threading.Thread(target=lambda: started.append(LocalServer(
+        "sleeper", [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)], port)))
+    thread.start()
+    thread.join()
+    (server,) = started
+    try:
+        time.sleep(1)
+        assert server.process.poll() is None, "the server ended with the thread that started it"
+    finally:
+        server.stop()
+    assert server.process.poll() is not None
+
+
+class _Opened:
+    closed = 0
+
+    def close(self) -> None:
+        type(self).closed += 1
+
+
+def test_servers_that_do_not_open_are_left_out_and_a_target_without_more_gives_none(monkeypatch):
+    from sqs_conformance.conformance import runner
+
+    monkeypatch.setattr(runner, "MOVED_CLOCK_SERVERS", 5)
+    calls = iter(range(100))
+
+    def another():
+        if next(calls) == 1:
+            raise TargetError("a server that did not start")
+        return _Opened()
+
+    first = SimpleNamespace(clock=SimpleNamespace(kind="shifted"), another_connection=another)
+    assert len(runner._more_connections([first])) == 3  # 4 asked for, one of them failed
+    assert runner._more_connections([first] * 5) == []  # as many jobs as servers already
+    alone = SimpleNamespace(clock=SimpleNamespace(kind="shifted"), another_connection=lambda: None)
+    assert runner._more_connections([alone]) == []
+
+
+def test_on_a_moved_clock_the_witnesses_play_on_servers_of_their_own_each_on_its_own_clock(monkeypatch):
+    from sqs_conformance.adapters.endpoint import EmulatorTarget
+    from sqs_conformance.conformance import runner, witnesses
+    from sqs_conformance.conformance.runner import RunOptions, run
+
+    monkeypatch.setattr(runner, "MOVED_CLOCK_SERVERS", 3)
+    real_load, real_replay, given = witnesses.load, witnesses.replay, []
+    monkeypatch.setattr(witnesses, "load", lambda *a: replace(real_load(*a), witnesses=real_load(*a).witnesses[:9]))
+    monkeypatch.setattr(witnesses, "replay", lambda connections, *a, **k: given.append(list(connections))
+                        or real_replay(connections, *a, **k))
+    target = EmulatorTarget("moto-server", time_travel=True)
+    try:
+        result = run([target], "sqs-standard", RunOptions(seed=1, search=False))
+    finally:
+        target.close()
+    (connections,) = given
+    assert len(connections) == 3 and connections[0] is target and result.cases >= 9 and not result.errors
+    assert len({c.server.url for c in connections}) == len({c.faketime.file for c in connections}) == 3
+    assert len({id(c.clock) for c in connections}) == 3 and all(c.clock.kind == "shifted" for c in connections)
+    assert len({id(c.budget) for c in connections}) == 1
+    for extra in connections[1:]:  # stopped with the witnesses' phase, their offset files gone
+        assert extra.server.process.poll() is not None and not Path(extra.faketime.file).exists()
+
+
+def test_a_moved_clock_emulator_that_cannot_start_more_servers_still_plays_every_witness(monkeypatch):
+    """Servers of their own are a speed-up, not a condition: where none more starts, the one plays them all."""
+    from sqs_conformance.adapters.endpoint import EmulatorTarget
+    from sqs_conformance.conformance import witnesses
+    from sqs_conformance.conformance.runner import RunOptions, run
+
+    real_load = witnesses.load
+    monkeypatch.setattr(witnesses, "load", lambda *a: replace(real_load(*a), witnesses=real_load(*a).witnesses[:4]))
+    monkeypatch.setattr(EmulatorTarget, "another_connection",
+                        lambda self: (_ for _ in ()).throw(TargetError("no more servers here")))
+    target = EmulatorTarget("moto-server", time_travel=True)
+    try:
+        result = run([target], "sqs-standard", RunOptions(seed=1, search=False))
+    finally:
+        target.close()
+    assert result.spent.witnesses_played == result.spent.witnesses_in_all > 0 and not result.errors
