@@ -52,6 +52,10 @@ WITNESS_CONNECTIONS_PER_JOB = 3
 # On a moved clock each connection is a server of its own (a move moves a server for all its clients): the witnesses
 # are replayed on this many in all, where the target can start more (an emulator the suite starts).
 MOVED_CLOCK_SERVERS = 12
+# ... and they are waited for, once the first of them has opened, this many times as long as it took (servers
+# started at once open at about the same time: one far later is stuck), and at least this many seconds.
+MOVED_CLOCK_PATIENCE = 3.0
+MOVED_CLOCK_PATIENCE_MIN = 10.0
 # On a real (or shifted) clock every replay of a case takes its real time, so shrinking the failures of a round
 # stops sooner than Hypothesis' own 300 s: minimal cases there may keep a step or two more.
 REAL_CLOCK_SHRINK_SECONDS = 30.0
@@ -425,24 +429,56 @@ def _close_at_once(more: list[Target]) -> None:
 
 def _more_servers(first: Target, count: int) -> list[Target]:
     """Up to `count` more connections of `first` each on a clock of its own, opened at once. One that does not
-    open (a server that did not start or failed its probe on a busy machine) is left out: the witnesses it would
-    have taken play on the others. A target that opens no more (a server a user started) gives none."""
+    open (a server that did not start or failed its probe on a busy machine) is left out, and so is one still
+    starting once the witnesses have waited MOVED_CLOCK_PATIENCE times as long as the first took to open (at least
+    MOVED_CLOCK_PATIENCE_MIN seconds; a LocalStack of a dozen started at once never listened, and the others waited
+    90 s for it): it is closed as soon as it opens. The witnesses it would have taken play on the others. A target
+    that opens no more (a server a user started) gives none."""
     if count < 1:
         return []
-    opened: list[Target | None] = [None] * count
+    started = time.monotonic()
+    changed = threading.Condition()
+    opened: list[Target] = []
+    first_in: list[float] = []  # seconds the first one took to open
+    ended = [0]
+    waiting = [True]  # the witnesses still wait for more
 
-    def open_one(index: int) -> None:
+    def open_one() -> None:
         try:
-            opened[index] = first.another_connection()
+            target = first.another_connection()
         except TargetError:
-            pass
+            target = None
+        with changed:
+            ended[0] += 1
+            if target is not None and waiting[0]:
+                opened.append(target)
+                first_in[:] = first_in or [time.monotonic() - started]
+                target = None
+            changed.notify_all()
+        if target is not None:
+            target.close()  # too late: the witnesses went on without it
 
+    for index in range(count):
+        threading.Thread(target=open_one, name=f"server-{index}", daemon=True).start()
     try:
-        each_at_once(open_one, range(count), "server")
+        with changed:
+            while ended[0] < count and not interrupt.requested():
+                left = 0.5
+                if first_in:
+                    left = max(MOVED_CLOCK_PATIENCE_MIN, MOVED_CLOCK_PATIENCE * first_in[0]) - (
+                        time.monotonic() - started)
+                    if left <= 0:
+                        break
+                changed.wait(min(left, 0.5))
+            waiting[0] = False
+            more = list(opened)
     except BaseException:
-        close_all([t for t in opened if t is not None])
+        with changed:
+            waiting[0] = False
+            more = list(opened)
+        close_all(more)
         raise
-    return [t for t in opened if t is not None]
+    return more
 
 
 @contextmanager

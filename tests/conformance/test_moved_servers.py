@@ -91,6 +91,31 @@ def test_servers_that_do_not_open_are_left_out_and_a_target_without_more_gives_n
     assert runner._more_connections([alone]) == []
 
 
+def test_a_server_still_starting_long_after_the_others_is_not_waited_for_and_closed_once_it_opens(monkeypatch):
+    from sqs_conformance.conformance import runner
+
+    monkeypatch.setattr(runner, "MOVED_CLOCK_SERVERS", 4)
+    monkeypatch.setattr(runner, "MOVED_CLOCK_PATIENCE_MIN", 0.5)
+    calls, late = iter(range(100)), _Opened()
+
+    def another():
+        if next(calls) == 0:
+            time.sleep(3)  # stuck at its start, as a LocalStack of a dozen started at once once was
+            return late
+        time.sleep(0.1)
+        return _Opened()
+
+    _Opened.closed = 0
+    first = SimpleNamespace(clock=SimpleNamespace(kind="shifted"), another_connection=another)
+    started = time.monotonic()
+    more = runner._more_connections([first])
+    assert len(more) == 2 and late not in more and time.monotonic() - started < 2
+    deadline = time.monotonic() + 10
+    while _Opened.closed < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _Opened.closed == 1, "the late server was not closed once it opened"
+
+
 def test_on_a_moved_clock_the_witnesses_play_on_servers_of_their_own_each_on_its_own_clock(monkeypatch):
     from sqs_conformance.adapters.endpoint import EmulatorTarget
     from sqs_conformance.conformance import runner, witnesses
