@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, str] = {
     "model_ops": "python3 -m benchmarks.model_ops",
     "throughput": "python3 -m benchmarks.throughput",
     "realtime": "python3 -m benchmarks.realtime",
+    "moved_clock": "python3 -m benchmarks.moved_clock",
     "search": "python3 -m benchmarks.search",
     "mutants": "python3 -m benchmarks.mutants --design sqliteq",
     "races": "python3 -m benchmarks.races",
