@@ -368,7 +368,8 @@ def _where_to_look(result, out_dir: Path, findings: Path | None, report_dir: str
     if findings is not None:
         first = sorted(result.findings)[0]
         console.print(f"minimal cases: {findings}/ (RULE.txt to read, RULE.py to reproduce with boto3)")
-        console.print(f"re-run one: sqs-conformance confirm --target {target_spec} {findings / (first + '.json')}")
+        console.print(f"re-run one: sqs-conformance confirm --target {target_spec} {findings / (first + '.json')}",
+                      soft_wrap=True)  # a command to copy: never cut in two
     console.print(f"[green]{result.target} conforms to {profile}[/green]" if result.conforms else
                   f"[red]{result.target} diverges from {profile} on {len(result.findings)} rule(s)[/red]")
 

@@ -103,7 +103,8 @@ def print_result(result: ConcurrentResult, console: Console, out_dir: Path, targ
         first = sorted(result.findings)[0]
         folder = out_dir / FINDINGS
         console.print(f"findings: {folder}/ (TIMELINE.txt to read, RULE.py to replay with threads)")
-        console.print(f"re-run one: sqs-conformance confirm --target {target_spec} {folder / first / 'history.jsonl'}")
+        console.print(f"re-run one: sqs-conformance confirm --target {target_spec} {folder / first / 'history.jsonl'}",
+                      soft_wrap=True)  # a command to copy: never cut in two
     console.print(f"[green]{result.target} conforms to {result.profile} with {result.clients} clients[/green]"
                   if result.conforms else
                   f"[red]{result.target} diverges from {result.profile} with {result.clients} clients on "

@@ -161,10 +161,10 @@ def test_a_server_that_does_not_follow_the_file_is_refused_in_one_line(how, tmp_
 def test_cleanup_counts_ages_on_the_servers_moved_clock(moved, tmp_path):
     """A queue an interrupted run left: created on the moved clock, so hours ahead of the real one. Without the file
     its age is negative and no `--older-than` finds it."""
+    if offset_in(moved.file) < 3600:  # alone, without the run above: its clock moved as a run moves it, first
+        FakeTime.given(moved.file).shift(25 * 3600)
     moved.client.create_queue(QueueName=f"{QUEUE_PREFIX}0123456789-0-left", tags={RUN_TAG: "0123456789"})
     base = ["cleanup", "--target", "endpoint", "--endpoint-url", moved.url, "--older-than", "0"]
-    if offset_in(moved.file) < 3600:  # alone, without the run above: its clock moved as a run moves it
-        FakeTime.given(moved.file).shift(25 * 3600)
     try:
         without = run(*base)
         assert without.returncode == 0 and "0 leftover queue(s)" in without.stdout, without.stderr
