@@ -442,7 +442,7 @@ def test_a_machine_offers_only_the_rules_its_profile_can_run_and_a_left_out_rule
         return {r.function.__name__ for r in machine.setup_state().rules}
 
     everything = {r.function.__name__ for r in VisibilityMachine.setup_state().rules}
-    batches, fifo_only = {"change_batch", "delete_batch"}, {"send_in_order", "retry_receive"}
+    batches, fifo_only = {"change_batch", "delete_batch"}, {"send_in_order", "retry_receive", "retry_send"}
     assert everything - rules("sqs-standard") == fifo_only | {"peek", "lock_unreceived"}
     assert everything - rules("sqs-fifo") == {"peek", "lock_unreceived"}
     assert everything - rules("sqs-2008") == batches | fifo_only | {"purge"}

@@ -338,21 +338,22 @@ def test_each_divergence_links_to_the_finding_its_run_wrote(spark, tmp_path):
     # under concurrent/, each with its history.jsonl, which the report reads as a trace too
     concurrent = run_clients(ForgetfulConsumers("sqs-standard"), "sqs-standard",
                              ConcurrentOptions(clients=2, cases=1, seed=1, mode="threads"), tmp_path / "run")
-    assert set(concurrent.findings) == {"RCV-EXCLUSIVE"}  # the second consumer is handed what the first holds
+    # the second consumer is handed what the first holds (and, hiding it for 0 s, breaks RCV-HIDE on its own)
+    assert "RCV-EXCLUSIVE" in concurrent.findings and set(concurrent.findings) <= {"RCV-EXCLUSIVE", "RCV-HIDE"}
     summary = job.build(spark, [str(tmp_path / "run")], str(tmp_path / "out"))
     # The finding's history is read for its minimal case, but its steps, copies of the run's, are not counted again
-    history = tmp_path / "run" / "concurrent" / "RCV-EXCLUSIVE" / "history.jsonl"
-    run_steps = sum(len(t.read_text().splitlines()) for t in (tmp_path / "run").rglob("*.jsonl") if t != history)
-    assert summary.files == len(list((tmp_path / "run").rglob("*.jsonl"))) and summary.steps == run_steps
-    run_lines = [json.loads(line) for t in (tmp_path / "run").rglob("*.jsonl") if t != history
-                 for line in t.read_text().splitlines()]
+    histories = set((tmp_path / "run").glob("concurrent/*/history.jsonl"))
+    traces = [t for t in (tmp_path / "run").rglob("*.jsonl") if t not in histories]
+    assert summary.files == len(traces) + len(histories) and summary.steps == sum(
+        len(t.read_text().splitlines()) for t in traces)
+    run_lines = [json.loads(line) for t in traces for line in t.read_text().splitlines()]
     in_trace = [d for line in run_lines if line["verdict"] != "behind" for d in line["divergences"]
                 if d["rules"][0] == "RCV-EXCLUSIVE"]
     exclusive = [r for r in rows(spark, tmp_path / "out", "divergences") if r["rule"] == "RCV-EXCLUSIVE"]
     assert [(r["runs"], r["occurrences"]) for r in exclusive] == [(1, len(in_trace))]
     page = (tmp_path / "out" / "report.html").read_text()
     links = re.findall(r"<a href='([^#'][^']+\.(?:txt|py))'>", page)
-    assert len(links) == 2 * (len(result.findings) + len(concurrent.findings)) == 6
+    assert len(links) == 2 * (len(result.findings) + len(concurrent.findings))
     for link in links:  # relative to the report, as a copy of the folder (a CI artefact) keeps them
         assert not urlparse(link).scheme and (tmp_path / "out" / link).resolve().is_file(), link
     for rule_id, finding in result.findings.items():
