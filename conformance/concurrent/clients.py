@@ -85,8 +85,8 @@ class Recorder:
         self._history_lock = threading.Lock()
         self._stamps = threading.Lock()
         self._last_stamp = 0.0
-        self.sent_in_round = 0
         self._on_sent: tuple[int, threading.Event] | None = None  # (after how many of the round's, then set)
+        self._sent_in_round = 0  # counted only while a move waits on it
 
     def _stamp(self) -> float:
         """The real time, each stamp later than every one before: two taken closer than the float's resolution
@@ -100,16 +100,18 @@ class Recorder:
         """A new round; `on_sent`: (k, event) sets the event once k of its operations were sent."""
         with self._history_lock:
             self.round += 1
-            self.sent_in_round = 0
+            self._sent_in_round = 0
             self._on_sent = on_sent
 
     def send(self, client: Client, op: Operation) -> Response:
         stop_if_due(self.deadline)
         invoke, invoke_wall = self.clock.now() - self.origin, self._stamp()
-        with self._history_lock:
-            self.sent_in_round += 1
-            if self._on_sent is not None and self.sent_in_round >= self._on_sent[0]:
-                self._on_sent[1].set()
+        on_sent = self._on_sent  # set between rounds only, while no client sends
+        if on_sent is not None:
+            with self._history_lock:
+                self._sent_in_round += 1
+                if self._sent_in_round >= on_sent[0]:
+                    on_sent[1].set()
         response = rebased(client.connection.execute(op), self.origin)  # its timestamps from the case's start
         complete, complete_wall = self.clock.now() - self.origin, self._stamp()
         with self._history_lock:
