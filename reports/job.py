@@ -139,8 +139,7 @@ def _derive(spark: SparkSession, store: str, steps: DataFrame, timed: _Phases) -
     # much of a small report) or on its last task leaves a core to another's tasks.
     with timed(f"tables {', '.join(DERIVED)} (at once)"), ThreadPoolExecutor(len(DERIVED)) as pool:
         matrix = pool.submit(lambda: write(tables.matrix(steps, counts), "matrix"))
-        divergences = pool.submit(lambda: write(tables.divergences(steps, files_by_source, counts),
-                                                                "divergences"))
+        divergences = pool.submit(lambda: write(tables.divergences(steps, files_by_source, counts), "divergences"))
         summaries = pool.submit(timing)
         matrix.result()
         divergences.result()
