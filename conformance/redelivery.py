@@ -66,6 +66,8 @@ class CaseEarlyReturns:
 
     def not_rare(self, decided: frozenset[str], notes: tuple[Divergence, ...]) -> list[Divergence]:
         """Of a step that `decided` these rules and noted these early returns: those not rare."""
+        if not notes and decided <= self.decided:
+            return []  # nothing new to count (most steps of a long history)
         found = []
         with self.run._lock:
             for rule_id in decided | {n.rule for n in notes}:

@@ -100,19 +100,16 @@ class IdMap:
 
 
 def handles_named(op: Operation) -> list[str]:
-    """The receipt handles an operation names."""
-    named: list[str] = []
-
-    def note(handle: str) -> str:
-        named.append(handle)
-        return handle
-
-    map_handles(op, note)
-    return named
+    """The receipt handles an operation names (read where `map_handles` renames them: the same fields)."""
+    if isinstance(op, (ChangeMessageVisibility, DeleteMessage)):
+        return [op.receipt_handle]
+    if isinstance(op, (ChangeMessageVisibilityBatch, DeleteMessageBatch)):
+        return [e.receipt_handle for e in op.entries]
+    return []
 
 
 def map_handles(op: Operation, rename) -> Operation:
-    """The operation with each receipt handle it names renamed."""
+    """The operation with each receipt handle it names renamed (the fields `handles_named` reads)."""
     if isinstance(op, (ChangeMessageVisibility, DeleteMessage)):
         return replace(op, receipt_handle=rename(op.receipt_handle))
     if isinstance(op, ChangeMessageVisibilityBatch):

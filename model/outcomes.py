@@ -139,7 +139,10 @@ class Verdict:
         and shows nothing of the rest."""
         if self.divergences:
             return ()
-        return tuple(r for r in self.outcome.rules if r not in self.outcome.undecided
+        undecided = self.outcome.undecided
+        if not self.others:  # the one answer permitted: breaking any rule it exercised would give another
+            return tuple(r for r in self.outcome.rules if r not in undecided)
+        return tuple(r for r in self.outcome.rules if r not in undecided
                      and not _breaking_permitted(r, self.outcome.response, self.others))
 
     @property

@@ -49,8 +49,10 @@ class StepJudgement:
             self.verdict = verdict
         self.rules.update(rules)
         self.decisive.update(decisive)
-        self.divergences += [d for d in divergences if d not in self.divergences]
-        self.notes += [n for n in notes if n not in self.notes]
+        if divergences:
+            self.divergences += [d for d in divergences if d not in self.divergences]
+        if notes:
+            self.notes += [n for n in notes if n not in self.notes]
 
 
 @dataclass

@@ -58,7 +58,9 @@ class _Keys:
         self._parent: dict[str, str] = {}
 
     def find(self, key: str) -> str:
-        self._parent.setdefault(key, key)
+        parent = self._parent.setdefault(key, key)
+        if parent == key:  # nearly every key: a root
+            return key
         while self._parent[key] != key:
             self._parent[key] = self._parent[self._parent[key]]
             key = self._parent[key]
@@ -120,9 +122,12 @@ def decompose(history: History) -> Decomposed:
         elif isinstance(o.op, ReceiveMessage):
             if isinstance(o.response, ReceiveOk) and o.response.messages:
                 # cut by part (a root), not by key: keys merged into one part get one receive, not one per key
-                for root in dict.fromkeys(keys.find(key(m.message_id, queue)) for m in o.response.messages):
-                    routed.append((_cut(o, root, lambda m, queue=queue: keys.find(key(m.message_id, queue))),
-                                   root))
+                roots = [keys.find(key(m.message_id, queue)) for m in o.response.messages]
+                if len(set(roots)) == 1:
+                    routed.append((o, roots[0]))  # every message of one part: nothing to cut
+                    continue
+                for root in dict.fromkeys(roots):
+                    routed.append((_cut(o, root, roots), root))
             else:
                 routed.append((o, QUEUE_OWN))
         else:  # changes and deletes, alone or in batches: the part of the messages their handles name
@@ -215,7 +220,8 @@ def _blind_from(history: History, message_of: dict[str, str]) -> dict[str, float
     return {queue: at for queue, at in lost.items() if queue in blind}
 
 
-def _cut(o: HistoryOp, part_key: str, key_of_message) -> HistoryOp:
-    """A receive's answer cut to the messages of one part."""
+def _cut(o: HistoryOp, part_key: str, part_of_each: list[str]) -> HistoryOp:
+    """A receive's answer cut to the messages of one part (`part_of_each`: each message's, in the answer's order)."""
     assert isinstance(o.response, ReceiveOk)
-    return replace(o, response=ReceiveOk(tuple(m for m in o.response.messages if key_of_message(m) == part_key)))
+    return replace(o, response=ReceiveOk(tuple(m for m, part in zip(o.response.messages, part_of_each, strict=True)
+                                               if part == part_key)))

@@ -7,6 +7,7 @@ judged once, here: the order the search finds comes with its verdicts.
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass, replace
 
 from sqs_conformance.conformance.concurrent.history import HistoryOp
@@ -45,12 +46,21 @@ class Judged:
 
     @classmethod
     def of(cls, verdict: Verdict) -> Judged:
-        return cls(verdict.outcome.rules, verdict.decisive, verdict.divergences, verdict.outcome.notes)
+        if verdict.divergences or verdict.outcome.notes:
+            return cls(verdict.outcome.rules, verdict.decisive, verdict.divergences, verdict.outcome.notes)
+        return _plain(verdict.outcome.rules, verdict.decisive)
 
-    @property
+    @functools.cached_property
     def decided(self) -> frozenset[str]:
         """As `Verdict.decided`: exercised decisively, or broken."""
         return frozenset(self.decisive) | {d.rule for d in self.divergences}
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain(rules: tuple[str, ...], decisive: tuple[str, ...]) -> Judged:
+    """A step that fit with nothing to count, one object per kind: a million of them are a few hundred, and a
+    process sends each once."""
+    return Judged(rules, decisive, (), ())
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ class ConcurrentOptions:
     seed: int | None = None
     mode: str = "auto"  # "threads", "drawn" (virtual clocks only) or "auto": both on a virtual clock, threads else
     budget: float | None = None  # seconds for the whole run
-    search_budget: int = DEFAULT_BUDGET  # judged steps per part of a history
+    search_budget: int = DEFAULT_BUDGET  # judged steps per part of a history, beyond its length
 
 
 @dataclass

@@ -1,30 +1,35 @@
 """One part's search: an order of its operations, and a permitted outcome at each, consistent with every answer.
 
 A depth-first search in the manner of Wing and Gong's, as Porcupine and Knossos run it, over the operations that may
-take effect next: those sent before every pending operation's answer came back (`HistoryOp.precedes`). Where only
-one may, nothing is copied: most of a history is a single line. At a branch the path (model, ids, receipts held) is
-copied once, and a state reached twice (the same operations done, the same model and ids) is not searched again.
-Each operation is judged once on the order found: its verdicts come with it. The search costs at most `budget`
-judged steps; past it the part is undecided, never failed. So is a part with an answer lost where the model cannot
-follow blind (a send's: it cannot tell which message, if any, the queue now holds).
+take effect next: those sent before every pending operation's answer came back (`HistoryOp.precedes`). Most parts
+need no turn back, so each is first walked once, taking the first of the operations that may go next and keeping
+nothing to go back to; only where that walk fails past a branch is it searched again, keeping at each branch a copy
+of the path (model, ids, receipts held), and a state reached twice (the same operations done, the same model and
+ids) is not searched again. Each operation is judged once on the order found: its verdicts come with it. The
+search costs at most `budget` judged steps beyond one walk of the part (an order found with no turn back costs its
+length, however long the part: a queue's own part of a long history is one); past it the part is undecided, never
+failed. So is a part with an answer lost where the model cannot follow blind (a send's: it cannot tell which
+message, if any, the queue now holds).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from sqs_conformance.conformance.concurrent.history import HistoryOp
 from sqs_conformance.conformance.concurrent.path import Held, Judged, Path, fits
 from sqs_conformance.model import Model
 from sqs_conformance.model.values import Unknown
 
-DEFAULT_BUDGET = 20_000  # judged steps per part
+DEFAULT_BUDGET = 20_000  # judged steps per part, beyond its length
 NOTES_TRIED = (0, 1, 2, float("inf"))  # early returns an order may hold, tried in turn
 
 
 @dataclass
 class Searched:
-    status: str  # "ordered", "none" (no order fits every answer) or "undecided" (the budget ran out)
+    status: str  # "ordered", "none" (no order fits every answer) or "undecided" (the budget ran out); "again"
+    # (search_with without turn_back: going on needs a turn back)
     order: list[int] = field(default_factory=list)  # positions in the part: the order found, or the deepest tried
     failed_at: int | None = None  # where no order exists: the position of the operation that fit nowhere next
     judged: int = 0  # steps the search judged
@@ -38,7 +43,7 @@ class _Frame:
     """A branch: the state before it, and the operations still to try there."""
 
     path: Path
-    done: int
+    done: Done
     order_length: int
     notes: int
     untried: list[int]
@@ -47,11 +52,15 @@ class _Frame:
 def search(ops: list[HistoryOp], start: Model, budget: int = DEFAULT_BUDGET) -> Searched:
     """An order with the fewest early returns (each permitted, and counted against the target): none first, then
     one, ... (`NOTES_TRIED`), then any number. An order that needs none must not be charged one because the
-    search met another order first."""
-    judged = 0
+    search met another order first. Each pass may walk the part once more: the budget bounds the turns back."""
+    judged = beyond_walks = 0
     failed: list[Searched] = []
     for allowed in NOTES_TRIED:
-        found = search_with(ops, start, budget - judged, allowed)
+        found = search_with(ops, start, len(ops), allowed, turn_back=False)
+        if found.status == "again":
+            judged += found.judged
+            found = search_with(ops, start, len(ops) + budget - beyond_walks, allowed)
+            beyond_walks += max(0, found.judged - len(ops))
         judged += found.judged
         found.judged = judged
         if found.status != "none":
@@ -64,12 +73,15 @@ def search(ops: list[HistoryOp], start: Model, budget: int = DEFAULT_BUDGET) -> 
     return deepest
 
 
-def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: float) -> Searched:
-    """An order in which at most `notes_allowed` steps are early returns."""
+def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: float, turn_back: bool = True
+                ) -> Searched:
+    """An order in which at most `notes_allowed` steps are early returns. Without `turn_back`, one walk taking the
+    first operation wherever several may go next, as the search does, but keeping nothing to go back to (no copy
+    at a branch, no memo): most parts need no more. Where it would have to go back, it stops: "again"."""
     n = len(ops)
     sent, settles = [o.invoke_wall for o in ops], [o.settles_by for o in ops]
     notes = 0
-    path, done = Path(start.fork()), 0  # done: a bit per position
+    path, done = Path(start.fork()), Done()
     order: list[int] = []
     verdicts: list[Judged] = []
     stack: list[_Frame] = []
@@ -77,14 +89,18 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
     judged = 0
     deepest = Searched("none", [])  # how deep the search went: the order there and what failed next
     chosen: int | None = None  # an operation taken from a frame, to judge next
+    branched = False  # without turn_back: it passed a branch
     while True:
         if chosen is None:
             if len(order) == n:
                 return Searched("ordered", order, judged=judged, verdicts=verdicts, held=path.held)
-            candidates = _next(sent, settles, done)
+            candidates = done.next_candidates(sent, settles)
             chosen = candidates[0]
             if len(candidates) > 1:
-                stack.append(_Frame(path.fork(), done, len(order), notes, candidates[1:]))
+                if turn_back:
+                    stack.append(_Frame(path.fork(), done, len(order), notes, candidates[1:]))
+                else:
+                    branched = True
         if judged >= budget:
             return Searched("undecided", deepest.order, judged=judged)
         judged += 1
@@ -93,7 +109,7 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
             # an answer lost where the model cannot follow blind (a send: which message, if any?), in any order
             return Searched("undecided", order, judged=judged)
         if fits(verdict) and notes + bool(verdict.outcome.notes) <= notes_allowed:
-            done |= 1 << chosen
+            done = done.with_(chosen)
             notes += bool(verdict.outcome.notes)
             order.append(chosen)
             verdicts.append(named)
@@ -107,6 +123,8 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
                 continue
         elif len(order) > len(deepest.order) or deepest.failure is None:
             deepest = Searched("none", list(order), chosen, verdicts=list(verdicts), failure=named, held=path.held)
+        if branched:
+            return Searched("again", judged=judged)
         # back to the latest branch with something untried
         chosen = None
         while stack and not stack[-1].untried:
@@ -124,18 +142,33 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
             stack.pop()
 
 
-def _next(sent: list[float], settles: list[float], done: int) -> list[int]:
-    """The positions of the operations that may take effect next: not done, and sent before every pending
-    operation's answer came (ops are in invoke order, so the scan stops at the first sent after that). `sent` and
-    `settles`: each operation's invoke_wall and settles_by."""
-    candidates: list[int] = []
-    settled = float("inf")
-    first = (done + 1 & ~done).bit_length() - 1  # the first not done: the lowest clear bit
-    for position in range(first, len(sent)):
-        if done >> position & 1:
-            continue
-        if sent[position] > settled:
-            break
-        candidates.append(position)
-        settled = min(settled, settles[position])
-    return [p for p in candidates if sent[p] <= settled]
+class Done(NamedTuple):
+    """The positions done so far: all below `low`, and those of `ahead` (a few: operations overlap a few others).
+    Small whatever the part's length, so that a step, and the memo's key, cost the same at its end as at its
+    start (a bit per position made every step copy the part's length in bits)."""
+
+    low: int = 0
+    ahead: frozenset[int] = frozenset()
+
+    def with_(self, position: int) -> Done:
+        if position != self.low:
+            return Done(self.low, self.ahead | {position})
+        low, ahead = position + 1, self.ahead
+        while low in ahead:
+            low += 1
+        return Done(low, frozenset(p for p in ahead if p >= low) if ahead else ahead)
+
+    def next_candidates(self, sent: list[float], settles: list[float]) -> list[int]:
+        """The positions of the operations that may take effect next: not done, and sent before every pending
+        operation's answer came (ops are in invoke order, so the scan stops at the first sent after that). `sent`
+        and `settles`: each operation's invoke_wall and settles_by."""
+        candidates: list[int] = []
+        settled = float("inf")
+        for position in range(self.low, len(sent)):
+            if position in self.ahead:
+                continue
+            if sent[position] > settled:
+                break
+            candidates.append(position)
+            settled = min(settled, settles[position])
+        return [p for p in candidates if sent[p] <= settled]

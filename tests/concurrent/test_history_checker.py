@@ -8,6 +8,9 @@ import pytest
 from sqs_conformance.conformance.concurrent.checker import check_history
 from sqs_conformance.conformance.concurrent.history import History
 from sqs_conformance.conformance.concurrent.parts import decompose
+from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, NOTES_TRIED, search, search_with
+from sqs_conformance.model import Model
+from sqs_conformance.model.state import Timing
 from sqs_conformance.model.values import (
     ChangeMessageVisibility, ChangeOk, DeleteMessage, Ok, ReceiveMessage, ReceiveOk, Unknown,
 )
@@ -17,8 +20,8 @@ from tests.concurrent.histories import Story
 from tests.concurrent.targets import ForgetfulConsumers
 
 
-def violated(history) -> set[str]:
-    verdict = check_history(history)
+def violated(history, budget: int = DEFAULT_BUDGET) -> set[str]:
+    verdict = check_history(history, budget)
     return set(verdict.rules_diverging())
 
 
@@ -136,6 +139,17 @@ def test_a_search_out_of_budget_is_undecided_never_a_violation():
     assert verdict.conforms and verdict.undecided
 
 
+def test_a_part_longer_than_the_budget_is_judged_where_it_needs_no_turn_back():
+    # the queue's own part of a long history is a long line of empty receives: the budget bounds the turns back
+    story = Story()
+    for i in range(12):
+        story.received(i % 2, [], 0, 1 + i, 1.1 + i)
+    verdict = check_history(story.done(), budget=2)
+    assert verdict.conforms and not verdict.undecided
+    story.received(0, [], 0, 20, 20.1, max_messages=11)  # a count past 10 answered instead of refused
+    assert violated(story.done(), budget=2) == {"RCV-MAX-MESSAGES"}
+
+
 def test_parts_are_per_message_on_standard_and_per_group_on_fifo():
     standard = Story().send(0, "m1", 0, 1, 1.1).send(1, "m2", 0, 1, 1.1).received(
         0, [("m1", "h1", 1), ("m2", "h2", 1)], 0, 2, 2.1).done()
@@ -175,3 +189,43 @@ def test_parts_searched_in_two_processes_give_the_verdict_of_one(profile):
         [(v.part.key, v.op.index, v.divergence) for v in alone.violations]
     assert [(o.index, d, [p.key for p in parts]) for o, d, parts in spread.repeated] == \
         [(o.index, d, [p.key for p in parts]) for o, d, parts in alone.repeated]
+
+
+def _turning_back() -> list[History]:
+    """Histories whose search must go back: a receive sent before the send of the message it returned (taken
+    first, it fits nowhere), and on FIFO two receives of one message at once (no order fits)."""
+    return [Story().received(1, [("m1", "h1", 1)], 0, 1.0, 1.3).send(0, "m1", 0, 1.1, 1.2).done(),
+            Story().received(1, [("m1", "h1", 1)], 0, 1.0, 1.3).send(0, "m1", 0, 1.1, 1.2)
+            .received(0, [("m1", "h2", 2)], 0, 1.25, 1.4).done(),
+            Story("sqs-fifo").send(0, "m1", 0, 1.0, 1.1).received(0, [("m1", "h1", 1)], 0, 2.0, 2.2)
+            .received(1, [("m1", "h2", 1)], 0, 2.1, 2.3).done()]
+
+
+def _forgetful(profile: str) -> History:
+    target = ForgetfulConsumers(profile)
+    connections = clients_of(target, 8)
+    try:
+        return threads(connections, profile, draw_workload(RandomDraw(4), 8, 12, profile == "sqs-fifo", VIRTUAL))
+    finally:
+        close_shared(connections)
+
+
+def test_a_walk_first_finds_what_a_search_that_may_always_turn_back_finds():
+    """`search` walks a part once keeping nothing to go back to, and searches again only where that walk had to
+    turn back: on every part of histories that need a turn back, and of ones with violations and early returns,
+    the same status, order, verdicts and failure as a search that keeps every branch from the start."""
+    walked_again = 0
+    for history in [*_turning_back(), _forgetful("sqs-standard"), _forgetful("sqs-fifo")]:
+        base = Model(history.profile, Timing(windowed=True, tolerance=history.tolerance), indexed=False)
+        for part in decompose(history).parts:
+            found = search(part.ops, base)
+            passes = []
+            for allowed in NOTES_TRIED:
+                passes.append(search_with(part.ops, base, len(part.ops) + DEFAULT_BUDGET, allowed))
+                walked_again += search_with(part.ops, base, len(part.ops), allowed, turn_back=False).status == "again"
+                if passes[-1].status != "none":
+                    break
+            reference = passes[-1] if passes[-1].status != "none" else max(passes, key=lambda f: len(f.order))
+            assert (found.status, found.order, found.verdicts, found.failed_at) == \
+                (reference.status, reference.order, reference.verdicts, reference.failed_at), part.key
+    assert walked_again  # some walk had to turn back: both ways were compared
