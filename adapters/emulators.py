@@ -69,7 +69,7 @@ EMULATORS: dict[str, Emulator] = {e.name: e for e in (
              module="localstack.runtime.main",
              env={"GATEWAY_SERVER": "hypercorn", "GATEWAY_LISTEN": "127.0.0.1:{port}", "SERVICES": "sqs",
                   "DNS_ADDRESS": "0", "DISABLE_EVENTS": "1", "SKIP_SSL_CERT_DOWNLOAD": "1",
-                  "FILESYSTEM_ROOT": "{scratch}"},
+                  "FILESYSTEM_ROOT": "{scratch}", "TMPDIR": "{scratch}"},
              start_timeout=90.0),
     Emulator("ministack", "1.5.33", "pip", ("ministack==1.5.33",), module="ministack",
              env={"BIND_HOST": "127.0.0.1", "GATEWAY_PORT": "{port}", "TMPDIR": "{scratch}"}),
