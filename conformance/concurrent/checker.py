@@ -123,6 +123,11 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
             continue
         for position, judged in zip(found.order, found.verdicts, strict=True):
             o = part.ops[position]
+            if not judged.notes:  # nearly every step: nothing to count but the rules it decided
+                early.not_rare(judged.decided, ())
+                steps[o.index].add(StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK, judged.rules,
+                                   judged.decisive)
+                continue
             for note in judged.notes:
                 noted.setdefault(note.rule, [])
                 if part not in noted[note.rule]:
