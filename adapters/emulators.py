@@ -149,6 +149,9 @@ def _check_node(emu: Emulator, folder: Path) -> None:
                           f"must run; see {folder / 'install.log'})")
 
 
+MOVED_CLOCK_STOP_GRACE = 2.0
+
+
 def start(emu: Emulator, home: Path = EMULATORS_HOME, faketime: FakeTime | None = None,
           say=lambda message: None) -> LocalServer:
     """Install if need be, then serve `emu` on a free port of 127.0.0.1 (under libfaketime if `faketime`)."""
@@ -162,8 +165,11 @@ def start(emu: Emulator, home: Path = EMULATORS_HOME, faketime: FakeTime | None 
     if faketime is not None:
         env.update(faketime.env)
     log = folder / "server.log" if emu.installer != "project" else None
+    # Stopped, a server on a moved clock may wait out deadlines taken from its moved time (LocalStack's shutdown
+    # waited past 10 s, each of a dozen servers): what it holds is thrown away, so it is given 2 s.
     return LocalServer(emu.name, emu.command(folder, port), port, env=env, log=log,
-                       start_timeout=emu.start_timeout, scratch=scratch)
+                       start_timeout=emu.start_timeout, scratch=scratch,
+                       stop_grace=MOVED_CLOCK_STOP_GRACE if faketime is not None else 10.0)
 
 
 def start_moto_server(faketime: FakeTime | None = None) -> LocalServer:

@@ -55,9 +55,11 @@ class LocalServer:
     """A child process serving on 127.0.0.1:port. `stop()` ends it by its pid, whatever happens."""
 
     def __init__(self, name: str, command: list[str], port: int, *, env: dict[str, str] | None = None,
-                 log: Path | None = None, start_timeout: float = 30.0, scratch: Path | None = None) -> None:
+                 log: Path | None = None, start_timeout: float = 30.0, scratch: Path | None = None,
+                 stop_grace: float = 10.0) -> None:
         self.name = name
         self.scratch = scratch  # a folder of the server's own state, removed when it stops
+        self.stop_grace = stop_grace  # seconds between the SIGTERM that stops it and the SIGKILL
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self._log = open(log, "ab") if log is not None else subprocess.DEVNULL
@@ -87,7 +89,7 @@ class LocalServer:
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, 15)
-                self.process.wait(timeout=10)
+                self.process.wait(timeout=self.stop_grace)
             except (ProcessLookupError, subprocess.TimeoutExpired):
                 try:
                     os.killpg(self.process.pid, 9)

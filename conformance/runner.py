@@ -18,7 +18,7 @@ import time
 import uuid
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
@@ -52,10 +52,6 @@ WITNESS_CONNECTIONS_PER_JOB = 3
 # On a moved clock each connection is a server of its own (a move moves a server for all its clients): the witnesses
 # are replayed on this many in all, where the target can start more (an emulator the suite starts).
 MOVED_CLOCK_SERVERS = 12
-# ... and they are waited for, once the first of them has opened, this many times as long as it took (servers
-# started at once open at about the same time: one far later is stuck), and at least this many seconds.
-MOVED_CLOCK_PATIENCE = 3.0
-MOVED_CLOCK_PATIENCE_MIN = 10.0
 # On a real (or shifted) clock every replay of a case takes its real time, so shrinking the failures of a round
 # stops sooner than Hypothesis' own 300 s: minimal cases there may keep a step or two more.
 REAL_CLOCK_SHRINK_SECONDS = 30.0
@@ -375,14 +371,16 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
     to reach their rule). Past `ends` no step starts: the witnesses not played leave their rules unexercised."""
     catalogue = witnesses.load(profile, witnesses.pace_of(targets[0]))
     spent.witnesses_in_all = len(witnesses.distinct_witnesses(catalogue.witnesses))
-    more = _more_connections(targets)
+    more, opening = _more_connections(targets), _servers_opening(targets)
     parts: list[Replayed] = []
     try:
         witnesses.replay(targets + more, catalogue, run_id=into.run_id, trace=trace, case_ids=case_ids, known=known,
-                         early=early, deadline=ends, parts=parts, minimal=minimal)
+                         early=early, deadline=ends, parts=parts, minimal=minimal,
+                         arrivals=opening.arrivals if opening is not None else None)
     except BudgetSpent:
         spent.ran_out_in = "witnesses"
     except KeyboardInterrupt:
+        more += opening.stop() if opening is not None else []
         within(CLEANUP_SECONDS, lambda: close_all(more), "cleanup")  # their queues: the caller knows only its own
         raise
     finally:
@@ -391,20 +389,16 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
         spent.witnesses_played = replayed.played
         for rule_id, (divergence, steps) in replayed.divergent.items():
             into.findings[rule_id] = Finding.shown_by(divergence, steps)
+    more += opening.stop() if opening is not None else []
     _close_at_once(more)  # ended or out of budget (an interrupt closed them above, within a bounded wait)
     if ends is not None and time.monotonic() >= ends:
         spent.ran_out_in = "witnesses"
 
 
 def _more_connections(targets: list[Target]) -> list[Target]:
-    """The connections the witnesses are replayed on besides the jobs'. On a real clock, more clients of the
-    target's service. On a moved clock a move moves the server for every client, so each connection there is
-    another server on a clock of its own (an emulator the suite starts: another of the same, probed as the first
-    was), started all at once: the witnesses' real time is mostly long polls that find nothing (a 1 s wait each),
-    which servers of their own overlap as clients of one real-clock server do."""
+    """The connections the witnesses are replayed on besides the jobs', on a real clock: more clients of the
+    target's service (on a moved clock, servers of their own: `_servers_opening`)."""
     first = targets[0]
-    if first.clock.kind == "shifted":
-        return _more_servers(first, MOVED_CLOCK_SERVERS - len(targets))
     if first.clock.kind != "real":
         return []
     more: list[Target] = []
@@ -427,58 +421,66 @@ def _close_at_once(more: list[Target]) -> None:
         each_at_once(lambda target: target.close(), more, "close")
 
 
-def _more_servers(first: Target, count: int) -> list[Target]:
-    """Up to `count` more connections of `first` each on a clock of its own, opened at once. One that does not
-    open (a server that did not start or failed its probe on a busy machine) is left out, and so is one still
-    starting once the witnesses have waited MOVED_CLOCK_PATIENCE times as long as the first took to open (at least
-    MOVED_CLOCK_PATIENCE_MIN seconds; a LocalStack of a dozen started at once never listened, and the others waited
-    90 s for it): it is closed as soon as it opens. The witnesses it would have taken play on the others. A target
-    that opens no more (a server a user started) gives none."""
-    if count < 1:
-        return []
-    started = time.monotonic()
-    changed = threading.Condition()
-    opened: list[Target] = []
-    first_in: list[float] = []  # seconds the first one took to open
-    ended = [0]
-    waiting = [True]  # the witnesses still wait for more
+def _servers_opening(targets: list[Target]) -> ServersOpening | None:
+    """On a moved clock a move moves the server for every client, so the witnesses' other connections are servers
+    of their own, each on a clock of its own (an emulator the suite starts: another of the same, probed as the
+    first was): the witnesses' real time is mostly long polls that find nothing (a 1 s wait each) and the settling
+    of moves, which servers of their own overlap as clients of one real-clock server do."""
+    first = targets[0]
+    if first.clock.kind != "shifted" or MOVED_CLOCK_SERVERS <= len(targets):
+        return None
+    return ServersOpening(first, MOVED_CLOCK_SERVERS - len(targets))
 
-    def open_one() -> None:
+
+class ServersOpening:
+    """`count` more connections of `first`, each on a clock of its own, all opened at once in threads of their own
+    (a few at a time opened later on the whole, LocalStack's and moto's alike). The witnesses take each as it
+    opens (`arrivals`) and never wait for one: a dozen LocalStacks take 10 s to open on two cores, and the first
+    server plays all along. One that does not open (a server that did not start, or failed its probe on a busy
+    machine) is left out; one that opens once the witnesses no longer want it (`stop`) is closed as soon as it
+    opens. A target that opens no more (a server a user started) gives none."""
+
+    def __init__(self, first: Target, count: int) -> None:
+        self._changed = threading.Condition()
+        self._opened: list[Target] = []  # every one that opened while wanted, taken or not
+        self._taken = 0
+        self._starting = count
+        self._wanted = True
+        for index in range(count):
+            threading.Thread(target=self._open_one, args=(first,), name=f"server-{index}", daemon=True).start()
+
+    def _open_one(self, first: Target) -> None:
         try:
             target = first.another_connection()
         except TargetError:
             target = None
-        with changed:
-            ended[0] += 1
-            if target is not None and waiting[0]:
-                opened.append(target)
-                first_in[:] = first_in or [time.monotonic() - started]
+        with self._changed:
+            self._starting -= 1
+            if target is not None and self._wanted:
+                self._opened.append(target)
                 target = None
-            changed.notify_all()
+            self._changed.notify_all()
         if target is not None:
             target.close()  # too late: the witnesses went on without it
 
-    for index in range(count):
-        threading.Thread(target=open_one, name=f"server-{index}", daemon=True).start()
-    try:
-        with changed:
-            while ended[0] < count and not interrupt.requested():
-                left = 0.5
-                if first_in:
-                    left = max(MOVED_CLOCK_PATIENCE_MIN, MOVED_CLOCK_PATIENCE * first_in[0]) - (
-                        time.monotonic() - started)
-                    if left <= 0:
-                        break
-                changed.wait(min(left, 0.5))
-            waiting[0] = False
-            more = list(opened)
-    except BaseException:
-        with changed:
-            waiting[0] = False
-            more = list(opened)
-        close_all(more)
-        raise
-    return more
+    def arrivals(self, wanted: Callable[[], bool]) -> Iterator[Target]:
+        """Each server as it opens, while `wanted()` and some are still starting."""
+        while wanted() and not interrupt.requested():
+            with self._changed:
+                if self._taken == len(self._opened):
+                    if not self._starting:
+                        return
+                    self._changed.wait(0.25)  # and ask `wanted` again: the witnesses may all be taken
+                    continue
+                target = self._opened[self._taken]
+                self._taken += 1
+            yield target
+
+    def stop(self) -> list[Target]:
+        """No more wanted: every server that opened, to close (a later one closes itself as it opens)."""
+        with self._changed:
+            self._wanted = False
+            return list(self._opened)
 
 
 @contextmanager

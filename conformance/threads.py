@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from sqs_conformance.adapters import interrupt
@@ -23,25 +23,36 @@ R = TypeVar("R")
 GRACE_SECONDS = 0.5
 
 
-def each_at_once(work: Callable[[T], R], items: Sequence[T], name: str) -> list[R]:
+def each_at_once(work: Callable[[T], R], items: Sequence[T], name: str, arrivals: Iterable[T] = ()) -> list[R]:
     """`work(item)` for every item, each in a thread of its own, the results in the items' order; a single item in
-    the calling thread. An error of one thread is raised once all have ended (an interrupt before any). An
-    interrupt of the calling thread (Ctrl-C) asks every thread to stop, waits GRACE_SECONDS at most, and goes on."""
-    if len(items) == 1:
+    the calling thread. `arrivals`: more items, each given a thread as the calling thread takes it (a server that
+    opened), their results after the items'. An error of one thread is raised once all have ended (an interrupt
+    before any). An interrupt of the calling thread (Ctrl-C) asks every thread to stop, waits GRACE_SECONDS at
+    most, and goes on."""
+    if len(items) == 1 and arrivals == ():
         return [work(items[0])]
-    results: list[R | None] = [None] * len(items)
+    results: list[R | None] = []
     errors: list[BaseException] = []
+    threads: list[threading.Thread] = []
 
-    def one(index: int) -> None:
+    def one(index: int, item: T) -> None:
         try:
-            results[index] = work(items[index])
+            results[index] = work(item)
         except BaseException as error:  # noqa: BLE001 - handed to the calling thread
             errors.append(error)
 
-    threads = [threading.Thread(target=one, args=(i,), name=f"{name}-{i}", daemon=True) for i in range(len(items))]
-    for thread in threads:
+    def launch(item: T) -> None:
+        results.append(None)
+        thread = threading.Thread(target=one, args=(len(results) - 1, item), name=f"{name}-{len(results) - 1}",
+                                  daemon=True)
+        threads.append(thread)
         thread.start()
+
     try:
+        for item in items:
+            launch(item)
+        for item in arrivals:
+            launch(item)
         for thread in threads:
             thread.join()
     except BaseException:

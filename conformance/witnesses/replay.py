@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import queue
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from sqs_conformance.adapters.base import Target
@@ -59,17 +59,21 @@ class Replayed:
 def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trace: TraceWriter | None,
            case_ids, known: frozenset[str] = frozenset(), early: EarlyReturns | None = None,
            deadline: float | None = None, parts: list[Replayed] | None = None,
-           minimal: MinimalCases | None = None) -> Replayed:
+           minimal: MinimalCases | None = None,
+           arrivals: Callable[[Callable[[], bool]], Iterable[Target]] | None = None) -> Replayed:
     """Every witness once, on as many targets (independent connections, each its own queues) as there are, so
     that their waits overlap. A case stops where the target's answer leaves the model unable to follow it. Early
     returns are counted in `early` (the run's, shared with its search), else across the witnesses alone. Past the
     `deadline` (time.monotonic()) no step starts: `BudgetSpent` is raised once every connection has stopped. Each
     connection's share is appended to `parts` as it starts, so that a caller stopped half-way keeps what was done
-    (`merged_replays`). Every step that reports a divergence is offered to `minimal` (the run's minimal cases)."""
+    (`merged_replays`). Every step that reports a divergence is offered to `minimal` (the run's minimal cases).
+    `arrivals(wanted)`: more connections as they open (servers still starting), taken while `wanted()` (some
+    witness is still to be played): the witnesses do not wait for them."""
     pending: queue.SimpleQueue[Witness] = queue.SimpleQueue()
     for witness in distinct_witnesses(catalogue.witnesses):
         pending.put(witness)
     early = early or EarlyReturns()  # shared by the jobs
+    crew = list(targets)
     shares = [Replayed(early=early, minimal=minimal) for _ in targets]
     if parts is not None:
         parts += shares
@@ -81,11 +85,20 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
                 witness = pending.get_nowait()
             except queue.Empty:
                 return
-            _replay_one(targets[index], catalogue.profile, catalogue.pace, witness, mine, run_id, trace, case_ids,
+            _replay_one(crew[index], catalogue.profile, catalogue.pace, witness, mine, run_id, trace, case_ids,
                         known, deadline)
             mine.played += 1
 
-    each_at_once(work, range(len(targets)), "witness")
+    def joined() -> Iterator[int]:
+        assert arrivals is not None
+        for target in arrivals(lambda: not pending.empty()):
+            crew.append(target)
+            shares.append(Replayed(early=early, minimal=minimal))
+            if parts is not None:
+                parts.append(shares[-1])
+            yield len(crew) - 1
+
+    each_at_once(work, range(len(targets)), "witness", joined() if arrivals is not None else ())
     return merged_replays(shares)
 
 

@@ -85,17 +85,21 @@ def test_servers_that_do_not_open_are_left_out_and_a_target_without_more_gives_n
         return _Opened()
 
     first = SimpleNamespace(clock=SimpleNamespace(kind="shifted"), another_connection=another)
-    assert len(runner._more_connections([first])) == 3  # 4 asked for, one of them failed
-    assert runner._more_connections([first] * 5) == []  # as many jobs as servers already
+    opening = runner._servers_opening([first])
+    assert opening is not None and len(list(opening.arrivals(lambda: True))) == 3  # 4 asked for, one failed
+    assert len(opening.stop()) == 3
+    assert runner._servers_opening([first] * 5) is None  # as many jobs as servers already
     alone = SimpleNamespace(clock=SimpleNamespace(kind="shifted"), another_connection=lambda: None)
-    assert runner._more_connections([alone]) == []
+    opening = runner._servers_opening([alone])
+    assert opening is not None and list(opening.arrivals(lambda: True)) == [] and opening.stop() == []
 
 
-def test_a_server_still_starting_long_after_the_others_is_not_waited_for_and_closed_once_it_opens(monkeypatch):
+def test_servers_join_as_they_open_and_one_opening_once_no_witness_is_left_is_closed(monkeypatch):
+    """The witnesses never wait for a server: each is taken as it opens, while witnesses are left to play; one
+    still starting when they are all taken is closed once it opens."""
     from sqs_conformance.conformance import runner
 
     monkeypatch.setattr(runner, "MOVED_CLOCK_SERVERS", 4)
-    monkeypatch.setattr(runner, "MOVED_CLOCK_PATIENCE_MIN", 0.5)
     calls, late = iter(range(100)), _Opened()
 
     def another():
@@ -108,12 +112,45 @@ def test_a_server_still_starting_long_after_the_others_is_not_waited_for_and_clo
     _Opened.closed = 0
     first = SimpleNamespace(clock=SimpleNamespace(kind="shifted"), another_connection=another)
     started = time.monotonic()
-    more = runner._more_connections([first])
-    assert len(more) == 2 and late not in more and time.monotonic() - started < 2
+    opening = runner._servers_opening([first])
+    assert opening is not None
+    taken = []
+    for target in opening.arrivals(lambda: len(taken) < 2):  # two witnesses left to take a server each
+        taken.append(target)
+    assert len(taken) == 2 and late not in taken and time.monotonic() - started < 2
+    assert opening.stop() == taken
     deadline = time.monotonic() + 10
     while _Opened.closed < 1 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _Opened.closed == 1, "the late server was not closed once it opened"
+
+
+def test_the_witnesses_start_on_the_connections_there_are_and_take_each_arrival_while_some_are_left():
+    """Played on the model: the first connection starts at once, an arrival once it has played plays a share of
+    the rest, and none is asked for once every witness was taken."""
+    from sqs_conformance.adapters.model_target import ModelTarget
+    from sqs_conformance.conformance import witnesses
+    from sqs_conformance.conformance.witnesses.replay import Replayed
+
+    catalogue = witnesses.load("sqs-standard", "virtual")
+    asked: list[str] = []
+
+    def arrivals(wanted):
+        while not parts[0].played:  # a server opening once the first has played a witness: it did not wait
+            time.sleep(0.001)
+        asked.append("second")
+        yield ModelTarget("sqs-standard")
+        while wanted():
+            time.sleep(0.05)
+        asked.append("after the last witness was taken")
+
+    parts: list[Replayed] = []
+    first = ModelTarget("sqs-standard")
+    result = witnesses.replay([first], catalogue, run_id="t", trace=None, case_ids=iter(range(10_000)),
+                              parts=parts, arrivals=arrivals)
+    assert result.played == len(witnesses.distinct_witnesses(catalogue.witnesses))
+    assert len(parts) == 2 and parts[0].played > 0 and parts[1].played > 0
+    assert asked == ["second", "after the last witness was taken"]
 
 
 def test_on_a_moved_clock_the_witnesses_play_on_servers_of_their_own_each_on_its_own_clock(monkeypatch):
@@ -123,15 +160,25 @@ def test_on_a_moved_clock_the_witnesses_play_on_servers_of_their_own_each_on_its
 
     monkeypatch.setattr(runner, "MOVED_CLOCK_SERVERS", 3)
     real_load, real_replay, given = witnesses.load, witnesses.replay, []
-    monkeypatch.setattr(witnesses, "load", lambda *a: replace(real_load(*a), witnesses=real_load(*a).witnesses[:9]))
-    monkeypatch.setattr(witnesses, "replay", lambda connections, *a, **k: given.append(list(connections))
-                        or real_replay(connections, *a, **k))
+    monkeypatch.setattr(witnesses, "load", lambda *a: replace(real_load(*a), witnesses=real_load(*a).witnesses[:30]))
+
+    def replay(connections, *args, arrivals, **kwargs):
+        given.extend(connections)
+
+        def noted(wanted):
+            for arrived in arrivals(wanted):
+                given.append(arrived)
+                yield arrived
+        return real_replay(connections, *args, arrivals=noted, **kwargs)
+
+    monkeypatch.setattr(witnesses, "replay", replay)
     target = EmulatorTarget("moto-server", time_travel=True)
     try:
         result = run([target], "sqs-standard", RunOptions(seed=1, search=False))
     finally:
         target.close()
-    (connections,) = given
+    connections = given  # the first, then each server as it opened (they open in a second or two: 30 witnesses
+    # on a moved clock take far longer)
     assert len(connections) == 3 and connections[0] is target and result.cases >= 9 and not result.errors
     assert len({c.server.url for c in connections}) == len({c.faketime.file for c in connections}) == 3
     assert len({id(c.clock) for c in connections}) == 3 and all(c.clock.kind == "shifted" for c in connections)
