@@ -135,19 +135,26 @@ def decompose(history: History) -> Decomposed:
             routed.append((o, keys.find(named[0]) if named else QUEUE_OWN))
     parts: dict[str, Part] = {QUEUE_OWN: Part(QUEUE_OWN)}
     spans: dict[str, list[float]] = {}  # per part: when its first operation was sent, when its last settled
-    for o, destination in routed:
-        if destination is not None:
-            root = QUEUE_OWN if destination == QUEUE_OWN else keys.find(destination)
-            parts.setdefault(root, Part(root))
-            span = spans.setdefault(root, [o.invoke_wall, o.settles_by])
-            span[1] = max(span[1], o.settles_by)
-    overlapping = _Overlapping({root: span for root, span in spans.items() if root != QUEUE_OWN})
+    rooted: list[tuple[HistoryOp, str | None]] = []  # each destination as its part's root (None: every part)
     for o, destination in routed:
         if destination is None:
-            for root in [QUEUE_OWN, *_touched(o, parts, overlapping)]:
-                parts[root].ops.append(o)
+            rooted.append((o, None))
+            continue
+        root = QUEUE_OWN if destination == QUEUE_OWN else keys.find(destination)
+        rooted.append((o, root))
+        span = spans.get(root)
+        if span is None:
+            parts[root] = parts.get(root) or Part(root)
+            spans[root] = [o.invoke_wall, o.settles_by]
+        elif o.settles_by > span[1]:
+            span[1] = o.settles_by
+    overlapping = _Overlapping({root: span for root, span in spans.items() if root != QUEUE_OWN})
+    for o, root in rooted:
+        if root is None:
+            for every in [QUEUE_OWN, *_touched(o, parts, overlapping)]:
+                parts[every].ops.append(o)
         else:
-            parts[QUEUE_OWN if destination == QUEUE_OWN else keys.find(destination)].ops.append(o)
+            parts[root].ops.append(o)
     return Decomposed(list(parts.values()), unjudged)
 
 
