@@ -126,8 +126,8 @@ def decompose(history: History) -> Decomposed:
                 if len(set(roots)) == 1:
                     routed.append((o, roots[0]))  # every message of one part: nothing to cut
                     continue
-                for root in dict.fromkeys(roots):
-                    routed.append((_cut(o, root, roots), root))
+                for each_root in dict.fromkeys(roots):
+                    routed.append((_cut(o, each_root, roots), each_root))
             else:
                 routed.append((o, QUEUE_OWN))
         else:  # changes and deletes, alone or in batches: the part of the messages their handles name
@@ -149,12 +149,12 @@ def decompose(history: History) -> Decomposed:
         elif o.settles_by > span[1]:
             span[1] = o.settles_by
     overlapping = _Overlapping({root: span for root, span in spans.items() if root != QUEUE_OWN})
-    for o, root in rooted:
-        if root is None:
+    for o, rooted_at in rooted:
+        if rooted_at is None:
             for every in [QUEUE_OWN, *_touched(o, parts, overlapping)]:
                 parts[every].ops.append(o)
         else:
-            parts[root].ops.append(o)
+            parts[rooted_at].ops.append(o)
     return Decomposed(list(parts.values()), unjudged)
 
 
