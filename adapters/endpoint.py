@@ -100,12 +100,17 @@ class EndpointTarget(SqsApiTarget):
                  aws_profile: str | None = None, max_requests: int | None = None, tolerance: float | None = None,
                  version: str = "unknown", local_credentials: bool = False, budget: RequestBudget | None = None,
                  session: boto3.Session | None = None, faketime: FakeTime | None = None, fifo: bool = False,
-                 name: str | None = None, say=lambda message: None) -> None:
+                 name: str | None = None, say=lambda message: None,
+                 more_moved: tuple[tuple[str, Path], ...] = ()) -> None:
         """With `faketime` the server at `endpoint_url` runs under libfaketime reading `faketime.file`: the target's
         clock is moved by writing offsets there, once the time-travel probe (on a queue of the kind the run uses,
-        FIFO if `fifo`) has shown that the server follows it."""
+        FIFO if `fifo`) has shown that the server follows it. `more_moved`: more such servers, (URL, file) each,
+        that `another_connection` opens one by one (the witnesses are shared out between them)."""
         kind = "aws" if endpoint_url is None else "endpoint"
         self.faketime = faketime
+        self._fifo = fifo
+        self._more_moved = list(more_moved)
+        self._more_moved_lock = threading.Lock()
         self._connection = _Connection(endpoint_url, region, aws_profile, local_credentials)
         self.run_tag = uuid.uuid4().hex[:10]
         self.budget = budget or RequestBudget(max_requests)
@@ -152,7 +157,19 @@ class EndpointTarget(SqsApiTarget):
         """A second client of the same service for a concurrent job: its own queues, the same budget, the same
         name in the trace. It owns nothing it did not create (a server stays with this target)."""
         if self.faketime is not None:
-            return None  # moving the server's clock would move it for every client: one connection, one job
+            # moving the server's clock would move it for every client: another connection is another server the
+            # user started on a clock of its own, probed as this one was, while there are any
+            with self._more_moved_lock:
+                if not self._more_moved:
+                    return None
+                url, file = self._more_moved.pop(0)
+            conn = self._connection
+            other = EndpointTarget(endpoint_url=url, region=conn.region, aws_profile=conn.aws_profile,
+                                   local_credentials=conn.local_credentials, tolerance=self.tolerance,
+                                   version=self._version, budget=self.budget, session=self.session,
+                                   faketime=FakeTime.given(file), fifo=self._fifo)
+            other.name = self.name
+            return other
         # The same session: its loaded service model makes a new client ten times cheaper (clients are made here,
         # one at a time; each is then used by one job).
         other = EndpointTarget(**self._connection._asdict(), tolerance=self.tolerance, version=self._version,

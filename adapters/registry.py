@@ -49,6 +49,8 @@ class EndpointOptions:
     allow_real_aws: bool = False
     # --target endpoint: the libfaketime offset file its server was started to read; the suite moves its clock
     faketime_file: Path | None = None
+    # more servers of the same kind, each under libfaketime reading a file of its own: (URL, file) each
+    more_moved: tuple[tuple[str, Path], ...] = ()
 
 
 def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOptions(), say=lambda message: None
@@ -86,16 +88,18 @@ def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOpti
                               time_travel=spec.endswith(TIME_TRAVEL), fifo=get_profile(profile).fifo, say=say)
     if kind == "endpoint":
         from sqs_conformance.adapters.endpoint import EndpointTarget
-        from sqs_conformance.adapters.servers import FakeTime
+        from sqs_conformance.adapters.servers import FakeTime, offset_in
         from sqs_conformance.model.profiles import get_profile
 
         if not options.endpoint_url:
             raise TargetError("--target endpoint needs --endpoint-url (e.g. http://127.0.0.1:4566)")
+        for _, file in options.more_moved:  # each refused in one line before anything is written or sent
+            offset_in(file)
         faketime = FakeTime.given(options.faketime_file) if options.faketime_file is not None else None
         return EndpointTarget(endpoint_url=options.endpoint_url, region=options.region,
                               aws_profile=options.aws_profile, max_requests=options.max_requests,
                               tolerance=options.tolerance, faketime=faketime, fifo=get_profile(profile).fifo,
-                              say=say)
+                              say=say, more_moved=options.more_moved)
     if kind == "aws":
         from sqs_conformance.adapters.endpoint import EndpointTarget
 

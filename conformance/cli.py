@@ -49,8 +49,11 @@ def main() -> None:
 def endpoint_options(command):
     """The options of targets on a real clock, shared by `run` and `cleanup`."""
     for option in reversed([
-        click.option("--endpoint-url", default=None, help="an SQS-compatible endpoint (--target endpoint)"),
-        click.option("--faketime-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+        click.option("--endpoint-url", multiple=True, metavar="URL",
+                     help="an SQS-compatible endpoint (--target endpoint); `run` takes several, each with its "
+                          "--faketime-file in the same order: servers on moved clocks of their own, the witnesses "
+                          "shared out between them"),
+        click.option("--faketime-file", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
                      metavar="FILE", help="--target endpoint on a moved clock: its server was started under "
                                           "libfaketime reading FILE (`sqs-conformance faketime-env FILE` prints "
                                           "how); the suite moves its clock by writing offsets there"),
@@ -67,8 +70,20 @@ def endpoint_options(command):
     return command
 
 
-def _options(kwargs: dict) -> EndpointOptions:
-    return EndpointOptions(**{k: kwargs.pop(k) for k in list(kwargs) if k in EndpointOptions.__dataclass_fields__})
+def _options(kwargs: dict, several: str | None = None) -> EndpointOptions:
+    """The endpoint options, the first --endpoint-url and --faketime-file as the server; `several`: what more
+    servers (further pairs, each a server on a moved clock of its own) are for here, None where they are refused."""
+    urls, files = tuple(kwargs.pop("endpoint_url", ())), tuple(kwargs.pop("faketime_file", ()))
+    if len(urls) > 1 or len(files) > 1:
+        if several is None:
+            raise OneLineError("this command takes one server: give one --endpoint-url (and --faketime-file)")
+        if len(urls) != len(files):
+            raise OneLineError(f"{len(urls)} --endpoint-url and {len(files)} --faketime-file: several servers are "
+                               f"each on a moved clock of its own, one --faketime-file for each --endpoint-url, in "
+                               f"the same order ({several})")
+    return EndpointOptions(endpoint_url=urls[0] if urls else None, faketime_file=files[0] if files else None,
+                           more_moved=tuple(zip(urls[1:], files[1:], strict=True)),
+                           **{k: kwargs.pop(k) for k in list(kwargs) if k in EndpointOptions.__dataclass_fields__})
 
 
 def _open_targets(target_spec: str, profile: str, options: EndpointOptions, jobs: int = 1) -> list:
@@ -147,7 +162,7 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     unknown_rules = sorted(set(tolerate) - {r.id for r in CATALOGUE})
     if unknown_rules:
         raise OneLineError(f"--tolerate: no such rule {', '.join(unknown_rules)} (see `sqs-conformance rules`)")
-    options = _options(endpoint)
+    options = _options(endpoint, several="the witnesses are shared out between them")
     if witnesses_only and not witnesses:
         raise OneLineError("--witnesses-only and --no-witnesses leave nothing to run")
     default_jobs = 8 if is_real_clock(target_spec, options) else 1  # waits that are slept overlap across jobs

@@ -95,6 +95,9 @@ class Spending:
     ran_out_in: str | None = None  # the phase a step was refused in for the budget: "witnesses", "search"
     witnesses_played: int = 0
     witnesses_in_all: int = 0
+    # On a moved clock, the witnesses' other servers that did not open: why, each (a busy machine, a server the
+    # user gave that does not follow its file)
+    servers_left_out: list[str] = field(default_factory=list)
 
     def lines(self, rounds: int) -> list[str]:
         """What a user reads of it: one line of the phases, and one where the search got no round."""
@@ -110,6 +113,9 @@ class Spending:
         reached = {None: "", "search": ": the search ran until its share of it ended",
                    "witnesses": ": it ran out during the witnesses"}[self.ran_out_in]
         shown = [f"time: {', '.join(phases)}; {budget}{reached}"]
+        if self.servers_left_out:
+            shown.append(f"{len(self.servers_left_out)} of the witnesses' other servers did not open, the witnesses "
+                         f"played without: {self.servers_left_out[0]}")
         if self.searching and rounds == 0:
             shown.append(f"the search got no round: the witnesses took the whole {budget}; raise --budget to search")
         return shown
@@ -389,7 +395,9 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
         spent.witnesses_played = replayed.played
         for rule_id, (divergence, steps) in replayed.divergent.items():
             into.findings[rule_id] = Finding.shown_by(divergence, steps)
-    more += opening.stop() if opening is not None else []
+    if opening is not None:
+        more += opening.stop()
+        spent.servers_left_out = list(opening.failures)
     _close_at_once(more)  # ended or out of budget (an interrupt closed them above, within a bounded wait)
     if ends is not None and time.monotonic() >= ends:
         spent.ran_out_in = "witnesses"
@@ -446,16 +454,19 @@ class ServersOpening:
         self._taken = 0
         self._starting = count
         self._wanted = True
+        self.failures: list[str] = []  # why each that did not open did not
         for index in range(count):
             threading.Thread(target=self._open_one, args=(first,), name=f"server-{index}", daemon=True).start()
 
     def _open_one(self, first: Target) -> None:
+        failure = None
         try:
             target = first.another_connection()
-        except TargetError:
-            target = None
+        except TargetError as error:
+            target, failure = None, str(error)
         with self._changed:
             self._starting -= 1
+            self.failures += [failure] if failure else []
             if target is not None and self._wanted:
                 self._opened.append(target)
                 target = None

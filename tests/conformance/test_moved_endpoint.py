@@ -125,6 +125,34 @@ def test_a_witnesses_run_moves_the_users_server_and_checks_the_12_hour_ceiling_i
         assert f"confirm --target endpoint --endpoint-url {moved.url} --faketime-file {moved.file} " in done.stdout
 
 
+def test_several_servers_of_the_users_share_out_the_witnesses_each_on_its_own_clock(tmp_path):
+    """`--endpoint-url A --faketime-file FA --endpoint-url B --faketime-file FB`: the witnesses play on both
+    servers, each probed and moved through its own file; one that does not follow its file is left out, said in
+    one line, and the witnesses are all played on the others."""
+    files = [tmp_path / f"clock-{i}" for i in range(3)]
+    servers = [UserServer(faketime_env(file), file) for file in files[:2]]
+    stray = UserServer()  # started without libfaketime: its clock does not follow files[2]
+    try:
+        out = tmp_path / "runs"
+        pairs = [word for server, file in [(servers[0], files[0]), (servers[1], files[1]), (stray, files[2])]
+                 for word in ("--endpoint-url", server.url, "--faketime-file", str(file))]
+        done = run("run", "--target", "endpoint", *pairs, "--witnesses-only", "--profile", "sqs-standard",
+                   "--seed", "1", "--out", str(out))
+        assert done.returncode in (0, 1), done.stderr
+        (summary,) = [json.loads(path.read_text()) for path in out.glob("summary-*.json")]
+        assert summary["time"]["witnesses_played"] == summary["time"]["witnesses_in_all"] > 0
+        assert not summary["errors"]
+        assert all(offset_in(file) > 25 * 3600 for file in files[:2])  # each moved past its probe's jump
+        said = " ".join(done.stdout.split())  # as read, whatever the width it was wrapped to
+        assert "1 of the witnesses' other servers did not open" in said
+        (why,) = summary["time"]["servers_left_out"]
+        assert f"127.0.0.1:{stray.port}" in why and "stayed hidden after the clock moved 31 s" in why
+        assert all(server.queues() == [] for server in [*servers, stray])  # every queue of the run deleted
+    finally:
+        for server in [*servers, stray]:
+            server.stop()
+
+
 def test_a_second_target_on_the_same_file_moves_the_clock_on_from_where_it_was(moved):
     before = offset_in(moved.file)
     target = EndpointTarget(endpoint_url=moved.url, local_credentials=True, faketime=FakeTime.given(moved.file))
@@ -190,6 +218,12 @@ def test_cleanup_counts_ages_on_the_servers_moved_clock(moved, tmp_path):
     (["run", "--target", "endpoint", "--endpoint-url", "http://127.0.0.1:9", "--faketime-file", "{tmp}/notes.txt"],
      "holds 'my notes', not an offset"),
     (["faketime-env", "/nowhere/clock"], "no folder /nowhere"),
+    (["run", "--target", "endpoint", "--endpoint-url", "http://127.0.0.1:9", "--endpoint-url", "http://127.0.0.1:10",
+      "--faketime-file", "{tmp}/clock"], "one --faketime-file for each --endpoint-url"),
+    (["run", "--target", "endpoint", "--endpoint-url", "http://127.0.0.1:9", "--faketime-file", "{tmp}/clock",
+      "--endpoint-url", "http://127.0.0.1:10", "--faketime-file", "/nowhere/clock"], "no folder /nowhere"),
+    (["cleanup", "--target", "endpoint", "--endpoint-url", "http://127.0.0.1:9", "--faketime-file", "{tmp}/clock",
+      "--endpoint-url", "http://127.0.0.1:10", "--faketime-file", "{tmp}/clock2"], "takes one server"),
 ])
 def test_what_cannot_be_moved_is_refused_in_one_line_before_anything_is_sent(args, message, tmp_path):
     (tmp_path / "notes.txt").write_text("my notes\n")
