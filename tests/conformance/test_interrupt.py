@@ -271,3 +271,32 @@ def group_alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def servers_of(folder: Path) -> list[int]:
+    """The moto servers running in `folder` (the run's, whose working folder they inherit)."""
+    found = []
+    for cwd in Path("/proc").glob("[0-9]*/cwd"):
+        try:
+            if Path(os.readlink(cwd)) == folder and b"moto.server" in (cwd.parent / "cmdline").read_bytes():
+                found.append(int(cwd.parent.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
+def test_ctrl_c_stops_a_moved_clock_run_while_its_servers_open_and_leaves_none_behind(tmp_path):
+    """The witnesses play on the first server while the others open: Ctrl-C then ends the run, every server it
+    started, the ones still opening too."""
+    process = subprocess.Popen(
+        [*SQS_CONFORMANCE, "run", "--target", "moto-server:faketime", "--witnesses-only", "--out",
+         str(tmp_path / "out")],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    wait_for_steps(process, tmp_path / "out" / "trace.jsonl", 5)
+    assert servers_of(tmp_path), "no server on a moved clock started"
+    seconds, code, stderr = stopped(process, [(signal.SIGINT, True)])
+    assert code == 130 and seconds < STOPS_WITHIN and "Traceback" not in stderr, stderr
+    ends = time.monotonic() + STOPS_WITHIN
+    while servers_of(tmp_path):
+        assert time.monotonic() < ends, f"servers outlived the run: {servers_of(tmp_path)}"
+        time.sleep(0.1)
