@@ -446,7 +446,7 @@ class ServersOpening:
     opens (`arrivals`) and never wait for one: a dozen LocalStacks take 10 s to open on two cores, and the first
     server plays all along. One that does not open (a server that did not start, or failed its probe on a busy
     machine) is left out; one that opens once the witnesses no longer want it (`stop`) is closed as soon as it
-    opens. A target that opens no more (a server a user started) gives none."""
+    opens. A target with no more servers to open (one server a user started) gives none."""
 
     def __init__(self, first: Target, count: int) -> None:
         self._changed = threading.Condition()
