@@ -4,8 +4,10 @@ Stop: `run --target moto-server --jobs 8` (a real clock), in a process group of 
 group once its trace has a few hundred steps; the figure is the wall time from the signal to the exit (the guide's
 goal: within 2 s). The same for `run --target moto-server --clients 8` (eight consumers on one queue, a real clock),
 and for `check` of a stored concurrent history of 100,000 operations, signalled once its parts are being searched
-by a pool of processes (the process has children). The baseline, in the same session: a bare `sqs-conformance
---version`, the cost of starting and ending the interpreter with the suite imported, which no stop can avoid.
+by a pool of processes (the process has children), and for `run --target moto-server:faketime --witnesses-only`
+(a moved clock), signalled once its witnesses play while its other servers are still opening. The baseline, in
+the same session: a bare `sqs-conformance --version`, the cost of starting and ending the interpreter with the
+suite imported, which no stop can avoid.
 
 Budget: `run --target moto-server --jobs 8 --budget B`; the figure is the wall time past B (the goal: no more than
 the longest single request's timeout, 25 s), beside the time the server takes to start.
@@ -29,6 +31,8 @@ from tests.cli import SQS_CONFORMANCE
 ROOT = Path(__file__).resolve().parent.parent
 RUN = [*SQS_CONFORMANCE, "run", "--target", "moto-server", "--jobs", "8"]
 CLIENTS = [*SQS_CONFORMANCE, "run", "--target", "moto-server", "--clients", "8", "--examples", "50"]
+MOVED = [*SQS_CONFORMANCE, "run", "--target", "moto-server:faketime", "--witnesses-only"]
+MOVED_STEPS = 5  # steps in the trace: the first server plays, the others still open (about a second each)
 CHECK_SIZE = 100_000  # operations: spread over every core (conformance/concurrent/spread.py), about 5 s to check
 UnderWay = Callable[[subprocess.Popen], bool]
 
@@ -119,7 +123,12 @@ def main() -> None:
 
         stops("stop", args.trials, jobs, startup)
         stops("stop of 8 clients on one queue", args.trials, clients, startup)
+        def moved(trial: int) -> tuple[list[str], UnderWay]:
+            return [*MOVED, "--out", str(out / f"moved{trial}")], has_steps(out / f"moved{trial}" / "trace.jsonl",
+                                                                            MOVED_STEPS)
+
         stops(f"stop of a check of {CHECK_SIZE:,} operations", args.trials, check, startup)
+        stops("stop of a moved-clock run while its servers open", args.trials, moved, startup)
         wall = seconds_of([*RUN, "--budget", f"{args.budget:g}", "--out", str(Path(tmp) / "budget")])
         print(f"budget {args.budget:g} s: the run took {wall:.1f} s, {wall - args.budget:+.1f} s past it, the server's "
               f"start and the report of the results included; goal: at most one request's timeout (25 s) past it")
