@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from sqs_conformance.conformance.concurrent.clients import clients_of, close_shared, threads
 from sqs_conformance.conformance.concurrent.history import History
+from sqs_conformance.conformance.concurrent.workload import VIRTUAL, RandomDraw, draw_workload
 from sqs_conformance.model.values import CreateQueue, Ok, ReceivedMessage, ReceiveOk, SendMessage, SendOk
 
 
@@ -38,3 +40,13 @@ class Story:
 
     def done(self) -> History:
         return self.history.in_order()
+
+
+def eight_clients_on(target, profile: str, seed: int, rounds: int) -> History:
+    """A history of 8 clients on `target`, a drawn workload of `rounds` rounds (virtual clock), its clients closed."""
+    connections = clients_of(target, 8)
+    try:
+        return threads(connections, profile, draw_workload(RandomDraw(seed), 8, rounds, profile == "sqs-fifo",
+                                                           VIRTUAL))
+    finally:
+        close_shared(connections)

@@ -14,9 +14,7 @@ from sqs_conformance.model.state import Timing
 from sqs_conformance.model.values import (
     ChangeMessageVisibility, ChangeOk, DeleteMessage, Ok, ReceiveMessage, ReceiveOk, Unknown,
 )
-from sqs_conformance.conformance.concurrent.clients import clients_of, close_shared, threads
-from sqs_conformance.conformance.concurrent.workload import VIRTUAL, RandomDraw, draw_workload
-from tests.concurrent.histories import Story
+from tests.concurrent.histories import Story, eight_clients_on
 from tests.concurrent.targets import ForgetfulConsumers
 
 
@@ -175,12 +173,7 @@ def test_every_single_answer_lost_in_a_conforming_history_stays_conforming(model
 def test_parts_searched_in_two_processes_give_the_verdict_of_one(profile):
     """A history with violations, early returns and clean parts alike: spread over processes (`spread.py`), every
     step's verdict, every violation and every count of early returns is the same as checked in one."""
-    target = ForgetfulConsumers(profile)
-    connections = clients_of(target, 8)
-    try:
-        history = threads(connections, profile, draw_workload(RandomDraw(3), 8, 12, profile == "sqs-fifo", VIRTUAL))
-    finally:
-        close_shared(connections)
+    history = eight_clients_on(ForgetfulConsumers(profile), profile, seed=3, rounds=12)
     alone, spread = check_history(history, workers=1), check_history(history, workers=2)
     assert alone.violations or alone.repeated  # something to agree on
     assert [(s.verdict, s.rules, s.decisive, s.divergences, s.notes) for s in spread.steps] == \
@@ -201,21 +194,13 @@ def _turning_back() -> list[History]:
             .received(1, [("m1", "h2", 1)], 0, 2.1, 2.3).done()]
 
 
-def _forgetful(profile: str) -> History:
-    target = ForgetfulConsumers(profile)
-    connections = clients_of(target, 8)
-    try:
-        return threads(connections, profile, draw_workload(RandomDraw(4), 8, 12, profile == "sqs-fifo", VIRTUAL))
-    finally:
-        close_shared(connections)
-
-
 def test_a_walk_first_finds_what_a_search_that_may_always_turn_back_finds():
     """`search` walks a part once keeping nothing to go back to, and searches again only where that walk had to
     turn back: on every part of histories that need a turn back, and of ones with violations and early returns,
     the same status, order, verdicts and failure as a search that keeps every branch from the start."""
     walked_again = 0
-    for history in [*_turning_back(), _forgetful("sqs-standard"), _forgetful("sqs-fifo")]:
+    for history in [*_turning_back(), *(eight_clients_on(ForgetfulConsumers(profile), profile, seed=4, rounds=12)
+                                        for profile in ("sqs-standard", "sqs-fifo"))]:
         base = Model(history.profile, Timing(windowed=True, tolerance=history.tolerance), indexed=False)
         for part in decompose(history).parts:
             found = search(part.ops, base)
