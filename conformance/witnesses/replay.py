@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import queue
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -68,7 +69,7 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
     connection's share is appended to `parts` as it starts, so that a caller stopped half-way keeps what was done
     (`merged_replays`). Every step that reports a divergence is offered to `minimal` (the run's minimal cases).
     `arrivals(wanted)`: more connections as they open (servers still starting), taken while `wanted()` (some
-    witness is still to be played): the witnesses do not wait for them."""
+    witness is still to be played, before the deadline): the witnesses do not wait for them."""
     pending: queue.SimpleQueue[Witness] = queue.SimpleQueue()
     for witness in distinct_witnesses(catalogue.witnesses):
         pending.put(witness)
@@ -91,7 +92,7 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
 
     def joined() -> Iterator[int]:
         assert arrivals is not None
-        for target in arrivals(lambda: not pending.empty()):
+        for target in arrivals(lambda: not pending.empty() and (deadline is None or time.monotonic() < deadline)):
             crew.append(target)
             shares.append(Replayed(early=early, minimal=minimal))
             if parts is not None:
