@@ -5,11 +5,11 @@ take effect next: those sent before every pending operation's answer came back (
 need no turn back, so each is first walked once, taking the first of the operations that may go next and keeping
 nothing to go back to; only where that walk fails past a branch is it searched again, keeping at each branch a copy
 of the path (model, ids, receipts held), and a state reached twice (the same operations done, the same model and
-ids) is not searched again. Each operation is judged once on the order found: its verdicts come with it. The
-search costs at most `budget` judged steps beyond one walk of the part (an order found with no turn back costs its
-length, however long the part: a queue's own part of a long history is one); past it the part is undecided, never
-failed. So is a part with an answer lost where the model cannot follow blind (a send's: it cannot tell which
-message, if any, the queue now holds).
+ids) is not searched again. The order found comes with each operation's verdict on it. The search costs at most
+`budget` judged steps beyond one walk of the part (an order found with no turn back costs its length, however long
+the part: a queue's own part of a long history is one); past it the part is undecided, never failed. So is a part
+with an answer lost where the model cannot follow blind (a send's: it cannot tell which message, if any, the queue
+now holds).
 """
 
 from __future__ import annotations
