@@ -66,10 +66,11 @@ def test_every_relative_link_resolves_to_a_file_and_heading(path):
 
 
 def commands(path: Path) -> list[list[str]]:
-    """Every `sqs-conformance ...` line of the file's code blocks that is a command, not a synopsis."""
+    """Every `sqs-conformance ...` line of the file's code blocks that is a command, not a synopsis (a line ending
+    in a backslash goes on on the next, as in a shell)."""
     found = []
     for block in re.findall(r"```[a-z]*\n(.*?)```", path.read_text(), flags=re.S):
-        for line in block.splitlines():
+        for line in block.replace("\\\n", " ").splitlines():
             line = line.strip()
             if line.startswith("sqs-conformance ") and "[" not in line and "..." not in line:
                 found.append(shlex.split(line, comments=True)[1:])
