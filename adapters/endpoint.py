@@ -101,11 +101,12 @@ class EndpointTarget(SqsApiTarget):
                  version: str = "unknown", local_credentials: bool = False, budget: RequestBudget | None = None,
                  session: boto3.Session | None = None, faketime: FakeTime | None = None, fifo: bool = False,
                  name: str | None = None, say=lambda message: None,
-                 more_moved: tuple[tuple[str, Path], ...] = ()) -> None:
+                 more_moved: tuple[tuple[str, Path], ...] = (), lag_samples: int = 2) -> None:
         """With `faketime` the server at `endpoint_url` runs under libfaketime reading `faketime.file`: the target's
         clock is moved by writing offsets there, once the time-travel probe (on a queue of the kind the run uses,
-        FIFO if `fifo`) has shown that the server follows it. `more_moved`: more such servers, (URL, file) each,
-        that `another_connection` opens one by one (the witnesses are shared out between them)."""
+        FIFO if `fifo`) has shown that the server follows it (`lag_samples`: its moves of 31 s before the long
+        jump). `more_moved`: more such servers, (URL, file) each, that `another_connection` opens one by one (the
+        witnesses are shared out between them)."""
         kind = "aws" if endpoint_url is None else "endpoint"
         self.faketime = faketime
         self._fifo = fifo
@@ -135,7 +136,7 @@ class EndpointTarget(SqsApiTarget):
         self.session = session
         self._probe()
         if isinstance(clock, ShiftedClock):
-            clock.settle = self._check_time_travel(fifo)
+            clock.settle = self._check_time_travel(fifo, lag_samples)
             if clock.settle:
                 say(f"{self.name}: it brings a released message back up to a second or more after a move of its "
                     f"clock (a periodic scan): each advance ends with {clock.settle:.2f} s of real time")
@@ -217,7 +218,7 @@ class EndpointTarget(SqsApiTarget):
             raise TargetError(f"{self.name}: {redact(str(error))}") from None
 
 
-    def _check_time_travel(self, fifo: bool) -> float:
+    def _check_time_travel(self, fifo: bool, lag_samples: int = 2) -> float:
         """Moving the clock must bring back a hidden message, and go on doing so after a jump as long as the
         longest a moved-clock witness makes, with long polls still lasting their wait. An emulator whose timers
         run on the monotonic clock (which libfaketime leaves alone), or whose sleeps break after hours of jump,
@@ -225,6 +226,7 @@ class EndpointTarget(SqsApiTarget):
         an emulator may bring a FIFO queue's messages back by other timers than a standard queue's (LocalStack).
         Returns the clock's `settle`: from how long after each move the message took to come back. One probe for
         every moved clock: an emulator the suite starts (`:faketime`) and a server a user started (--faketime-file).
+        `lag_samples`: moves of 31 s before the long jump (the lag after it is sampled whatever the number).
         """
         client, url = self.client, None
         kind = ({"QueueName": f"{self.prefix}time-travel.fifo",
@@ -235,7 +237,7 @@ class EndpointTarget(SqsApiTarget):
             client.send_message(QueueUrl=url, MessageBody="time travel probe",
                                 **({"MessageGroupId": "probe"} if fifo else {}))
             lags: list[float | None] = []
-            for _ in range(2):  # two samples of the lag before the long jump
+            for _ in range(lag_samples):  # samples of the lag before the long jump
                 lags.append(self._lag_after_a_move(url))
                 if lags[-1] is None:
                     how, unseen, instead = self._moved_words()
@@ -313,7 +315,7 @@ class EmulatorTarget(EndpointTarget):
     def __init__(self, emulator_name: str = "moto-server", *, max_requests: int | None = None,
                  tolerance: float | None = None, time_travel: bool = False, fifo: bool = False,
                  budget: RequestBudget | None = None, session: boto3.Session | None = None,
-                 say=lambda message: None) -> None:
+                 say=lambda message: None, lag_samples: int = 2) -> None:
         from sqs_conformance.adapters import emulators
 
         emu = emulators.emulator(emulator_name)
@@ -326,7 +328,8 @@ class EmulatorTarget(EndpointTarget):
             super().__init__(endpoint_url=self.server.url, max_requests=max_requests, tolerance=tolerance,
                              version=emulators.installed_version(emu), local_credentials=True, budget=budget,
                              session=session, faketime=faketime, fifo=fifo,
-                             name=emu.name + (":faketime" if time_travel else ""), say=say)
+                             name=emu.name + (":faketime" if time_travel else ""), say=say,
+                             lag_samples=lag_samples)
         except BaseException:
             self._stop_server()
             raise
@@ -338,8 +341,11 @@ class EmulatorTarget(EndpointTarget):
         if self.faketime is None:
             return super().another_connection()
         emulator_name, _, fifo = self._started
+        # The same build under the same libfaketime as this one, whose probe it passed: its long jump alone shows
+        # that it follows its own file (LocalStack's 31 s moves wait on its one-second scan, a second or more each)
         return EmulatorTarget(emulator_name, tolerance=self.tolerance, time_travel=True, fifo=fifo,
-                              budget=self.budget, session=self.session)  # its service model loaded once
+                              budget=self.budget, session=self.session,  # its service model loaded once
+                              lag_samples=0)
 
     def _moved_words(self) -> tuple[str, str, str]:
         return "under libfaketime", "its timers do not follow the wall clock", "check it on a real clock"

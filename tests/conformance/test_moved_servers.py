@@ -203,3 +203,24 @@ def test_a_moved_clock_emulator_that_cannot_start_more_servers_still_plays_every
     finally:
         target.close()
     assert result.spent.witnesses_played == result.spent.witnesses_in_all > 0 and not result.errors
+
+
+def test_an_emulators_extra_server_is_probed_by_its_long_jump_alone():
+    """The first server of an emulator on a moved clock takes the whole time-travel probe; another of the same
+    build under the same libfaketime takes its long jump and the move after it (no 31 s moves before: on
+    LocalStack each waits on its one-second scan), and is moved through a file of its own."""
+    from sqs_conformance.adapters.endpoint import TIME_TRAVEL_JUMP, EmulatorTarget
+    from sqs_conformance.adapters.servers import offset_in
+
+    first = EmulatorTarget("moto-server", time_travel=True)
+    try:
+        extra = first.another_connection()
+        assert extra is not None
+        try:
+            assert offset_in(Path(first.faketime.file)) == TIME_TRAVEL_JUMP + 3 * 31
+            assert offset_in(Path(extra.faketime.file)) == TIME_TRAVEL_JUMP + 31
+            assert extra.faketime.file != first.faketime.file and extra.clock.kind == "shifted"
+        finally:
+            extra.close()
+    finally:
+        first.close()
