@@ -76,10 +76,10 @@ def test_the_time_travel_probe_of_a_fifo_run_uses_a_fifo_queue(monkeypatch):
     created = []
     real_check = EmulatorTarget._check_time_travel
 
-    def spy(self, fifo):
+    def spy(self, fifo, *more):
         real_create = self.client.create_queue
         self.client.create_queue = lambda **kw: created.append(kw) or real_create(**kw)
-        return real_check(self, fifo)
+        return real_check(self, fifo, *more)
 
     monkeypatch.setattr(EmulatorTarget, "_check_time_travel", spy)
     target = EmulatorTarget("moto-server", time_travel=True, fifo=True)  # moto keeps time under libfaketime
