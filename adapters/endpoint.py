@@ -157,6 +157,7 @@ class EndpointTarget(SqsApiTarget):
     def another_connection(self) -> EndpointTarget | None:
         """A second client of the same service for a concurrent job: its own queues, the same budget, the same
         name in the trace. It owns nothing it did not create (a server stays with this target)."""
+        connection, faketime = self._connection, None
         if self.faketime is not None:
             # moving the server's clock would move it for every client: another connection is another server the
             # user started on a clock of its own, probed as this one was, while there are any
@@ -164,17 +165,11 @@ class EndpointTarget(SqsApiTarget):
                 if not self._more_moved:
                     return None
                 url, file = self._more_moved.pop(0)
-            conn = self._connection
-            other = EndpointTarget(endpoint_url=url, region=conn.region, aws_profile=conn.aws_profile,
-                                   local_credentials=conn.local_credentials, tolerance=self.tolerance,
-                                   version=self._version, budget=self.budget, session=self.session,
-                                   faketime=FakeTime.given(file), fifo=self._fifo)
-            other.name = self.name
-            return other
+            connection, faketime = connection._replace(endpoint_url=url), FakeTime.given(file)
         # The same session: its loaded service model makes a new client ten times cheaper (clients are made here,
         # one at a time; each is then used by one job).
-        other = EndpointTarget(**self._connection._asdict(), tolerance=self.tolerance, version=self._version,
-                               budget=self.budget, session=self.session)
+        other = EndpointTarget(**connection._asdict(), tolerance=self.tolerance, version=self._version,
+                               budget=self.budget, session=self.session, faketime=faketime, fifo=self._fifo)
         other.name = self.name
         return other
 
