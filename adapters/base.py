@@ -75,6 +75,16 @@ class RealClock:
         interrupt.sleep(forward(seconds))
 
 
+class ScanWatch(Protocol):
+    """Shows when a target's periodic scan has caught up with a jump of its clock (adapters/scan_sentinel.py)."""
+
+    def shortest_jump(self) -> float: ...
+
+    def arm(self) -> str | None: ...
+
+    def seen(self, mark: str, within: float) -> bool: ...
+
+
 class ShiftedClock(RealClock):
     """Real time plus an offset that `advance` moves at once; `shift` tells the target's clock the new offset.
     Requests still take real time, so operations are judged in windows as under a real clock.
@@ -82,6 +92,8 @@ class ShiftedClock(RealClock):
     `settle`: the last seconds of each advance pass in real time. A target that requeues on a periodic scan
     (LocalStack: every second) would have scanned during a real wait; after an instant jump its next scan is up
     to a period away in real time, and a step made at once would see messages the wait had released still hidden.
+    With a `scan_watch`, the settling ends once the target shows a scan made after the jump; the rest of it is
+    passed at once (every message due before that scan is released: all the real wait guaranteed).
     """
 
     kind = "shifted"
@@ -90,6 +102,7 @@ class ShiftedClock(RealClock):
         super().__init__()
         self.offset = 0.0
         self.settle = settle
+        self.scan_watch: ScanWatch | None = None
         self._shift = shift
 
     def now(self) -> float:
@@ -97,10 +110,22 @@ class ShiftedClock(RealClock):
 
     def advance(self, seconds: float) -> None:
         jump = max(0.0, forward(seconds) - self.settle)
+        watch = self.scan_watch if jump >= (self.scan_watch.shortest_jump() if self.scan_watch else 0.0) else None
+        mark = watch.arm() if watch is not None else None
         if jump:
-            self.offset += jump
-            self._shift(self.offset)
-        super().advance(seconds - jump)
+            self._move(jump)
+        if watch is None or mark is None:
+            super().advance(seconds - jump)
+            return
+        started = time.monotonic()
+        if watch.seen(mark, seconds - jump):
+            rest = seconds - jump - (time.monotonic() - started)
+            if rest > 0:
+                self._move(rest)
+
+    def _move(self, seconds: float) -> None:
+        self.offset += seconds
+        self._shift(self.offset)
 
 
 class Target(ABC):

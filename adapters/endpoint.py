@@ -20,6 +20,7 @@ from botocore.config import Config
 
 from sqs_conformance.adapters import interrupt
 from sqs_conformance.adapters.base import RealClock, SharedView, ShiftedClock, Target, TargetError, redact
+from sqs_conformance.adapters.scan_sentinel import ScanSentinel
 from sqs_conformance.adapters.servers import FakeTime
 from sqs_conformance.adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget, queue_url_parts, worth_another_try
 
@@ -101,12 +102,13 @@ class EndpointTarget(SqsApiTarget):
                  version: str = "unknown", local_credentials: bool = False, budget: RequestBudget | None = None,
                  session: boto3.Session | None = None, faketime: FakeTime | None = None, fifo: bool = False,
                  name: str | None = None, say=lambda message: None,
-                 more_moved: tuple[tuple[str, Path], ...] = (), lag_samples: int = 2) -> None:
+                 more_moved: tuple[tuple[str, Path], ...] = (), settle: float | None = None) -> None:
         """With `faketime` the server at `endpoint_url` runs under libfaketime reading `faketime.file`: the target's
         clock is moved by writing offsets there, once the time-travel probe (on a queue of the kind the run uses,
-        FIFO if `fifo`) has shown that the server follows it (`lag_samples`: its moves of 31 s before the long
-        jump). `more_moved`: more such servers, (URL, file) each, that `another_connection` opens one by one (the
-        witnesses are shared out between them)."""
+        FIFO if `fifo`) has shown that the server follows it. `settle`: that of another server of the same build
+        under the same libfaketime, whose whole probe it passed (an emulator's extra server): this one need only
+        show that it follows its own file, by one move of 31 s. `more_moved`: more such servers, (URL, file) each,
+        that `another_connection` opens one by one (the witnesses are shared out between them)."""
         kind = "aws" if endpoint_url is None else "endpoint"
         self.faketime = faketime
         self._fifo = fifo
@@ -135,11 +137,18 @@ class EndpointTarget(SqsApiTarget):
         client.meta.events.register("before-send.sqs", self._count_request)
         self.session = session
         self._probe()
+        self._sentinel: ScanSentinel | None = None
         if isinstance(clock, ShiftedClock):
-            clock.settle = self._check_time_travel(fifo, lag_samples)
+            if settle is None:
+                clock.settle = self._check_time_travel(fifo)
+            else:  # its scan's period is the build's: a lag measured once may fall anywhere in it
+                clock.settle = max(settle, self._check_time_travel(fifo, lag_samples=1, long_jump=False))
             if clock.settle:
+                self._sentinel = clock.scan_watch = ScanSentinel(self.client, f"{self.prefix}scan-sentinel",
+                                                                 self.tags, fifo, self._forget_queue)
                 say(f"{self.name}: it brings a released message back up to a second or more after a move of its "
-                    f"clock (a periodic scan): each advance ends with {clock.settle:.2f} s of real time")
+                    f"clock (a periodic scan): each advance ends at its next scan, within {clock.settle:.2f} s of "
+                    f"real time")
 
     @staticmethod
     def _session(aws_profile: str | None, region: str | None, endpoint_url: str | None,
@@ -185,6 +194,8 @@ class EndpointTarget(SqsApiTarget):
 
     def close(self) -> None:
         self._enforce_budget = False  # deleting what the run created is never refused for budget
+        if self._sentinel is not None:
+            self._sentinel.close()
         super().close()
 
     def _count_request(self, **_: Any) -> None:
@@ -213,7 +224,7 @@ class EndpointTarget(SqsApiTarget):
             raise TargetError(f"{self.name}: {redact(str(error))}") from None
 
 
-    def _check_time_travel(self, fifo: bool, lag_samples: int = 2) -> float:
+    def _check_time_travel(self, fifo: bool, lag_samples: int = 2, long_jump: bool = True) -> float:
         """Moving the clock must bring back a hidden message, and go on doing so after a jump as long as the
         longest a moved-clock witness makes, with long polls still lasting their wait. An emulator whose timers
         run on the monotonic clock (which libfaketime leaves alone), or whose sleeps break after hours of jump,
@@ -221,7 +232,8 @@ class EndpointTarget(SqsApiTarget):
         an emulator may bring a FIFO queue's messages back by other timers than a standard queue's (LocalStack).
         Returns the clock's `settle`: from how long after each move the message took to come back. One probe for
         every moved clock: an emulator the suite starts (`:faketime`) and a server a user started (--faketime-file).
-        `lag_samples`: moves of 31 s before the long jump (the lag after it is sampled whatever the number).
+        `lag_samples`: moves of 31 s before the long jump (the lag after it is sampled whatever the number);
+        without `long_jump`, those moves alone (a server of a build whose long jump another server passed).
         """
         client, url = self.client, None
         kind = ({"QueueName": f"{self.prefix}time-travel.fifo",
@@ -239,6 +251,8 @@ class EndpointTarget(SqsApiTarget):
                     raise TimeTravelUnsupported(
                         f"{self.name}: a message hidden for 30 s stayed hidden after the clock moved 31 s {how} "
                         f"({unseen}): {instead}")
+            if not long_jump:
+                return settle_for([lag for lag in lags if lag is not None])
             self.clock.advance(TIME_TRAVEL_JUMP)
             taken = client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages")
             started = time.monotonic()
@@ -310,7 +324,7 @@ class EmulatorTarget(EndpointTarget):
     def __init__(self, emulator_name: str = "moto-server", *, max_requests: int | None = None,
                  tolerance: float | None = None, time_travel: bool = False, fifo: bool = False,
                  budget: RequestBudget | None = None, session: boto3.Session | None = None,
-                 say=lambda message: None, lag_samples: int = 2) -> None:
+                 say=lambda message: None, settle: float | None = None) -> None:
         from sqs_conformance.adapters import emulators
 
         emu = emulators.emulator(emulator_name)
@@ -324,23 +338,26 @@ class EmulatorTarget(EndpointTarget):
                              version=emulators.installed_version(emu), local_credentials=True, budget=budget,
                              session=session, faketime=faketime, fifo=fifo,
                              name=emu.name + (":faketime" if time_travel else ""), say=say,
-                             lag_samples=lag_samples)
+                             settle=settle)
         except BaseException:
             self._stop_server()
             raise
 
     def another_connection(self) -> EndpointTarget | None:
         """On a real clock another client of this server. On a moved clock, where a move would move the server for
-        every client, another server of the same emulator on a clock of its own (probed as this one was), under
-        the same request budget; it stops when that connection is closed."""
+        every client, another server of the same emulator on a clock of its own, under the same request budget; it
+        stops when that connection is closed."""
         if self.faketime is None:
             return super().another_connection()
         emulator_name, _, fifo = self._started
-        # The same build under the same libfaketime as this one, whose probe it passed: its long jump alone shows
-        # that it follows its own file (LocalStack's 31 s moves wait on its one-second scan, a second or more each)
+        # The same build under the same libfaketime as this one, whose whole probe it passed: one move of 31 s shows
+        # that it follows its own file, and it settles as this one does (a long jump of its own cost LocalStack
+        # most of a second of CPU, catching up its scan once for every second jumped; a lag measured once may fall
+        # anywhere in the scan's period)
+        settle = self.clock.settle if isinstance(self.clock, ShiftedClock) else None
         return EmulatorTarget(emulator_name, tolerance=self.tolerance, time_travel=True, fifo=fifo,
                               budget=self.budget, session=self.session,  # its service model loaded once
-                              lag_samples=0)
+                              settle=settle)
 
     def _moved_words(self) -> tuple[str, str, str]:
         return "under libfaketime", "its timers do not follow the wall clock", "check it on a real clock"

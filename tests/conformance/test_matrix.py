@@ -14,6 +14,7 @@ import pytest
 
 from sqs_conformance.adapters import emulators
 from sqs_conformance.adapters.base import ShiftedClock, TargetError
+from sqs_conformance.adapters.scan_sentinel import ScanSentinel
 from sqs_conformance.adapters.endpoint import EmulatorTarget, TimeTravelUnsupported, settle_for
 from sqs_conformance.conformance import matrix
 from sqs_conformance.model.rules import rules_for
@@ -103,6 +104,53 @@ def test_a_shifted_clock_moves_at_once_but_lets_the_last_seconds_of_an_advance_p
     assert shifts[-1] == 3600 and time.monotonic() - real_started < 0.2
 
 
+class _Watch:
+    """A scan watch that sees the scan `after` seconds into its wait (None: never), recording what it was asked."""
+
+    def __init__(self, after: float | None) -> None:
+        self.after, self.armed, self.waits = after, 0, []
+
+    def shortest_jump(self) -> float:
+        return 1.5
+
+    def arm(self) -> str:
+        self.armed += 1
+        return f"mark-{self.armed}"
+
+    def seen(self, mark: str, within: float) -> bool:
+        self.waits.append((mark, within))
+        if self.after is None or self.after > within:
+            time.sleep(within)
+            return False
+        time.sleep(self.after)
+        return True
+
+
+def test_a_shifted_clock_ends_the_settling_at_the_scan_it_sees_and_passes_the_rest_at_once():
+    shifts = []
+    clock = ShiftedClock(shifts.append, settle=1.25)
+    clock.scan_watch = watch = _Watch(after=0.2)
+    started = clock.now()
+    clock.advance(100)
+    # the jump, then the settling's rest once the scan was seen: the clock moved the whole advance
+    assert watch.waits == [("mark-1", pytest.approx(1.25))]
+    assert len(shifts) == 2 and shifts[0] == pytest.approx(98.75) and shifts[1] == pytest.approx(99.8, abs=0.1)
+    assert clock.now() - started == pytest.approx(100, abs=0.1)
+
+
+def test_a_shifted_clock_waits_the_settling_out_where_no_scan_is_seen_and_watches_no_short_jump():
+    shifts = []
+    clock = ShiftedClock(shifts.append, settle=1.25)
+    clock.scan_watch = watch = _Watch(after=None)
+    started = clock.now()
+    clock.advance(100)
+    assert shifts == [pytest.approx(98.75)] and watch.armed == 1  # as without a watch: the rest in real time
+    assert clock.now() - started == pytest.approx(100, abs=0.1)
+    clock.advance(2.5)  # a jump of 1.25 s: shorter than the sentinel's delay needs
+    assert watch.armed == 1 and shifts[-1] == pytest.approx(98.75 + 1.25)
+    assert clock.now() - started == pytest.approx(102.5, abs=0.1)
+
+
 @pytest.mark.parametrize("lags, settle", [([], 0.0), ([0.02, 0.06, 0.01], 0.0), ([0.3, 0.7, 0.2], 1.25),
                                           ([0.95, 1.05, 0.13], 1.3)])
 def test_settling_is_none_for_timers_read_on_demand_and_a_scan_period_with_a_margin_else(lags, settle):
@@ -113,7 +161,8 @@ def test_an_emulator_that_brings_messages_back_on_a_periodic_scan_is_given_the_t
         monkeypatch):
     """moto's server seeing each move of its clock 0.6 s late stands for an emulator that requeues on a scan once a
     second (LocalStack): after an instant jump past a deadline its next scan is still up to a period away, where a
-    real wait would have scanned. The probe measures that lag; each advance then ends with a real second or more,
+    real wait would have scanned. The probe measures that lag; each advance then waits for the scan, seen through
+    a message of the run's own that only a scan after the jump can release (or the settling's second and more),
     so the step after it finds what the wait released, as it would on a real clock."""
     from sqs_conformance.adapters import servers
 
@@ -131,8 +180,19 @@ def test_an_emulator_that_brings_messages_back_on_a_periodic_scan_is_given_the_t
         url = target.client.create_queue(QueueName=f"{target.prefix}scan", tags=target.tags)["QueueUrl"]
         target.client.send_message(QueueUrl=url, MessageBody="m")
         assert target.client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages")
-        target.clock.advance(31)
-        assert target.client.receive_message(QueueUrl=url).get("Messages"), "the message the move released"
+        for _ in range(2):
+            started = target.clock.now()
+            target.clock.advance(31)
+            assert target.clock.now() - started == pytest.approx(31, abs=0.2)
+            assert target.client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages"), \
+                "the message the move released"
+        # each advance ended when the sentinel's message came back through the server's late view of the move
+        watch = target.clock.scan_watch
+        assert isinstance(watch, ScanSentinel) and watch.caught_up == 2 and watch.waited_out == 0
+        sentinels = f"{target.prefix}scan-sentinel"
+        assert target.client.list_queues(QueueNamePrefix=sentinels).get("QueueUrls"), "a queue of the run's own"
+        watch.close()  # as the target's close does
+        assert not target.client.list_queues(QueueNamePrefix=sentinels).get("QueueUrls")
     finally:
         target.close()
 
