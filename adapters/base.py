@@ -111,7 +111,11 @@ class ShiftedClock(RealClock):
     def advance(self, seconds: float) -> None:
         jump = max(0.0, forward(seconds) - self.settle)
         watch = self.scan_watch if jump >= (self.scan_watch.shortest_jump() if self.scan_watch else 0.0) else None
-        mark = watch.arm() if watch is not None else None
+        mark = None
+        if watch is not None:
+            started = time.monotonic()
+            mark = watch.arm()
+            jump = max(0.0, jump - (time.monotonic() - started))  # the arming's request took real time of the advance
         if jump:
             self._move(jump)
         if watch is None or mark is None:
