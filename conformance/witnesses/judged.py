@@ -8,7 +8,7 @@ from sqs_conformance.adapters.base import Unsupported, VirtualClock
 from sqs_conformance.adapters.endpoint import DEFAULT_TOLERANCE
 from sqs_conformance.adapters.model_target import ModelTarget
 from sqs_conformance.conformance.cases import Case
-from sqs_conformance.conformance.session import Session
+from sqs_conformance.conformance.session import JUDGED_LATENCY, Session
 from sqs_conformance.conformance.witnesses.catalogue import Aim, Catalogue, Witness, aims_of
 from sqs_conformance.model.values import Operation, Response
 
@@ -16,7 +16,6 @@ from sqs_conformance.model.values import Operation, Response
 # deadline the endpoints' tolerance band. Witnesses are searched, trimmed and checked on a model judged the same
 # way, so an aim they reach stays decisive there (one a millisecond past an edge would not).
 JUDGED_TOLERANCE = max(DEFAULT_TOLERANCE.values())
-JUDGED_LATENCY = 0.02  # seconds a request takes on the model judged as a real target: its window
 
 
 class _JudgedClock(VirtualClock):

@@ -6,11 +6,13 @@ import subprocess
 
 import pytest
 
+from sqs_conformance.adapters.base import VirtualClock
 from sqs_conformance.adapters.model_target import ModelTarget
 from sqs_conformance.conformance import witnesses
 from sqs_conformance.conformance.machine import REAL_MAX_WAIT
 from sqs_conformance.conformance.machine import NOT_GENERATED, unreachable
 from sqs_conformance.conformance.runner import RunOptions, run
+from sqs_conformance.conformance.witnesses.judged import JudgedModel
 from sqs_conformance.model.rules import rules_for
 from sqs_conformance.model.values import (
     ChangeMessageVisibility, ChangeMessageVisibilityBatch, CreateQueue, DeleteEntry, DeleteMessage,
@@ -333,3 +335,57 @@ def test_a_queue_made_again_later_keeps_the_attributes_its_first_creation_was_re
     assert list(without_each_attribute(steps, 1)) == []
     assert [[op.attributes for _, op in simpler if isinstance(op, CreateQueue)]
             for simpler in without_each_attribute(steps, 2)] == [[{}, {"VisibilityTimeout": -1}, {}]]
+
+
+class _PacedClock(VirtualClock):
+    kind = "shifted"  # read as a moved clock's: the case's waits keep to its plan
+
+
+class _SlowTarget(JudgedModel):
+    """The model as a target on a moved clock whose requests take `latency` seconds each, and a long poll its whole
+    wait."""
+
+    def __init__(self, latency: float) -> None:
+        super().__init__("sqs-standard")
+        self.clock, self.latency = _PacedClock(), latency
+
+    def execute(self, op):
+        self.clock.advance(self.latency / 2)
+        response = ModelTarget.execute(self, op)
+        self.clock.advance(self.latency / 2 + (getattr(op, "wait_time_seconds", None) or 0))
+        return response
+
+    def reset(self) -> None:
+        super().reset()
+        self.clock = _PacedClock()
+
+
+def test_a_stored_case_on_a_moved_clock_makes_up_for_slow_requests_in_its_next_wait():
+    """Planned as witnesses are checked (each request JUDGED_LATENCY), a case on a target whose requests take 0.1 s
+    waits that much less after them, so that the step after a wait is sent when it was planned; a long poll, which
+    waits its time on the target, sets the plan to when it was answered."""
+    from sqs_conformance.conformance.session import JUDGED_LATENCY, Session, play
+
+    target = _SlowTarget(0.1)
+    case = [(0.0, CreateQueue("q")), (0.0, SendMessage("q", "m")), (5.0, ReceiveMessage("q")),
+            (0.0, ReceiveMessage("q", wait_time_seconds=1)), (3.0, GetQueueAttributes("q"))]
+    session = Session(target, "sqs-standard", run_id="r", case=1, trace=None)
+    steps = list(play(session, case))
+    assert [s.advanced for s in steps[:3]] == [0.0, 0.0, pytest.approx(5.0 - 2 * (0.1 - JUDGED_LATENCY))]
+    assert steps[2].invoke == pytest.approx(2 * JUDGED_LATENCY + 5.0)  # as planned, not 0.16 s later
+    # after the long poll (1.1 s in all) the plan starts again from its answer: the 3 s wait is waited whole
+    assert steps[4].invoke - steps[3].complete == pytest.approx(3.0, abs=1e-6)
+
+
+def test_a_stored_case_on_a_real_clock_waits_what_it_says():
+    """On a real clock the waits are seconds, and a wider window than planned needs the drift (see `Schedule`)."""
+    from sqs_conformance.conformance.session import Session, play
+
+    class RealPaced(_PacedClock):
+        kind = "real"
+
+    target = _SlowTarget(0.1)
+    target.clock = RealPaced()
+    case = [(0.0, CreateQueue("q")), (0.0, SendMessage("q", "m")), (5.0, ReceiveMessage("q"))]
+    steps = list(play(Session(target, "sqs-standard", run_id="r", case=1, trace=None), case))
+    assert [s.advanced for s in steps] == [0.0, 0.0, 5.0]
