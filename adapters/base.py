@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import math
 import re
 import time
 from abc import ABC, abstractmethod
@@ -131,6 +133,13 @@ class ShiftedClock(RealClock):
         self.offset += seconds
         self._shift(self.offset)
 
+    def held(self) -> ShiftedClock:
+        """This clock's time as it reads now, for another client of the same server that must never move it (while
+        its own clock stands still, so do the server's): every advance of it is slept."""
+        other = copy.copy(self)
+        other.settle, other.scan_watch = math.inf, None
+        return other
+
 
 class Target(ABC):
     """A queue service under test. Queue names are the suite's; the adapter maps them to its own."""
@@ -153,6 +162,12 @@ class Target(ABC):
 
     def another_connection(self) -> Target | None:
         """Another client of the same service for a concurrent job: its own queues, the same name in the trace."""
+        return None
+
+    def held_connection(self) -> Target | None:
+        """On a moved clock: another client of this very server, its own queues, whose clock reads the server's
+        moved time and never moves it (its waits are slept), for cases that need no move, played beside one
+        another while nobody moves this server's clock."""
         return None
 
     def shared_connection(self) -> Target | None:

@@ -102,13 +102,15 @@ class EndpointTarget(SqsApiTarget):
                  version: str = "unknown", local_credentials: bool = False, budget: RequestBudget | None = None,
                  session: boto3.Session | None = None, faketime: FakeTime | None = None, fifo: bool = False,
                  name: str | None = None, say=lambda message: None,
-                 more_moved: tuple[tuple[str, Path], ...] = (), settle: float | None = None) -> None:
+                 more_moved: tuple[tuple[str, Path], ...] = (), settle: float | None = None,
+                 held: ShiftedClock | None = None) -> None:
         """With `faketime` the server at `endpoint_url` runs under libfaketime reading `faketime.file`: the target's
         clock is moved by writing offsets there, once the time-travel probe (on a queue of the kind the run uses,
         FIFO if `fifo`) has shown that the server follows it. `settle`: that of another server of the same build
         under the same libfaketime, whose whole probe it passed (an emulator's extra server): this one need only
         show that it follows its own file, by one move of 31 s. `more_moved`: more such servers, (URL, file) each,
-        that `another_connection` opens one by one (the witnesses are shared out between them)."""
+        that `another_connection` opens one by one (the witnesses are shared out between them). `held`: the clock
+        of a connection to a moved server that never moves it (`held_connection`)."""
         kind = "aws" if endpoint_url is None else "endpoint"
         self.faketime = faketime
         self._fifo = fifo
@@ -128,8 +130,9 @@ class EndpointTarget(SqsApiTarget):
                 client = session.client("sqs", endpoint_url=endpoint_url, config=config)
         except (botocore.exceptions.BotoCoreError, ValueError) as error:
             raise TargetError(f"cannot set up an SQS client: {redact(str(error))}") from None
-        clock = RealClock() if faketime is None else ShiftedClock(faketime.shift)
-        clock.epoch_zero += faketime.base if faketime is not None else 0.0  # the server's epoch at the clock's zero
+        clock = held or (RealClock() if faketime is None else ShiftedClock(faketime.shift))
+        if held is None:
+            clock.epoch_zero += faketime.base if faketime is not None else 0.0  # the server's epoch at its zero
         where = name or (f"aws:{session.region_name}" if endpoint_url is None else f"endpoint:{_host(endpoint_url)}"
                          + (":faketime" if faketime is not None else ""))
         super().__init__(where, client, clock, prefix=f"{QUEUE_PREFIX}{self.run_tag}-",
@@ -138,7 +141,7 @@ class EndpointTarget(SqsApiTarget):
         self.session = session
         self._probe()
         self._sentinel: ScanSentinel | None = None
-        if isinstance(clock, ShiftedClock):
+        if isinstance(clock, ShiftedClock) and held is None:
             if settle is None:
                 clock.settle = self._check_time_travel(fifo)
             else:  # its scan's period is the build's: a lag measured once may fall anywhere in it
@@ -179,6 +182,14 @@ class EndpointTarget(SqsApiTarget):
         # one at a time; each is then used by one job).
         other = EndpointTarget(**connection._asdict(), tolerance=self.tolerance, version=self._version,
                                budget=self.budget, session=self.session, faketime=faketime, fifo=self._fifo)
+        other.name = self.name
+        return other
+
+    def held_connection(self) -> EndpointTarget | None:
+        if not isinstance(self.clock, ShiftedClock):
+            return None
+        other = EndpointTarget(**self._connection._asdict(), tolerance=self.tolerance, version=self._version,
+                               budget=self.budget, session=self.session, fifo=self._fifo, held=self.clock.held())
         other.name = self.name
         return other
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hypothesis
 import ast
+import functools
 import itertools
+import queue
 import sys
 import threading
 import time
@@ -52,6 +54,7 @@ WITNESS_CONNECTIONS_PER_JOB = 3
 # On a moved clock each connection is a server of its own (a move moves a server for all its clients): the witnesses
 # are replayed on this many in all, where the target can start more (an emulator the suite starts).
 MOVED_CLOCK_SERVERS = 12
+HELD_CONNECTIONS = 8  # on a moved clock, clients of the first server for the witnesses that need no move
 # On a real (or shifted) clock every replay of a case takes its real time, so shrinking the failures of a round
 # stops sooner than Hypothesis' own 300 s: minimal cases there may keep a step or two more.
 REAL_CLOCK_SHRINK_SECONDS = 30.0
@@ -378,11 +381,16 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
     catalogue = witnesses.load(profile, witnesses.pace_of(targets[0]))
     spent.witnesses_in_all = len(witnesses.distinct_witnesses(catalogue.witnesses))
     more, opening = _more_connections(targets), _servers_opening(targets)
+    held = _held_connections(targets)
+    more += held
     parts: list[Replayed] = []
+    replaying = functools.partial(witnesses.replay, run_id=into.run_id, trace=trace, case_ids=case_ids,
+                                  known=known, early=early, deadline=ends, parts=parts, minimal=minimal)
     try:
-        witnesses.replay(targets + more, catalogue, run_id=into.run_id, trace=trace, case_ids=case_ids, known=known,
-                         early=early, deadline=ends, parts=parts, minimal=minimal,
-                         arrivals=opening.arrivals if opening is not None else None)
+        if held:
+            _replay_moved(targets[0], held, opening, catalogue, replaying)
+        else:
+            replaying(targets + more, catalogue, arrivals=opening.arrivals if opening is not None else None)
     except BudgetSpent:
         spent.ran_out_in = "witnesses"
     except KeyboardInterrupt:
@@ -401,6 +409,77 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
     _close_at_once(more)  # ended or out of budget (an interrupt closed them above, within a bounded wait)
     if ends is not None and time.monotonic() >= ends:
         spent.ran_out_in = "witnesses"
+
+
+def _held_connections(targets: list[Target]) -> list[Target]:
+    """On a moved clock, HELD_CONNECTIONS clients of the first server that never move its clock, for the witnesses
+    that need no move (none where the target has no such connection)."""
+    held: list[Target] = []
+    if targets[0].clock.kind != "shifted":
+        return held
+    try:
+        for _ in range(HELD_CONNECTIONS):
+            another = targets[0].held_connection()
+            if another is None:
+                break
+            held.append(another)
+    except BaseException:
+        close_all(held)
+        raise
+    return held
+
+
+def _replay_moved(first: Target, held: list[Target], opening: ServersOpening | None,
+                  catalogue: witnesses.Catalogue, replaying: Callable[..., object]) -> None:
+    """The witnesses on a moved clock: those that need no move side by side on `held` connections to the first
+    server (most of them: their time is long polls that find nothing), while those that move the clock take the
+    servers of their own as they open, and the first server itself once the held ones are done (no one moves its
+    clock before)."""
+    still, moving = witnesses.held_and_moving(catalogue)
+    held_done = threading.Event()
+
+    def play(part: str) -> None:
+        if part == "held":
+            try:
+                replaying(held, still)
+            finally:
+                held_done.set()
+        else:
+            replaying([], moving, arrivals=lambda wanted: _moving_crew(first, held_done, opening, wanted))
+
+    each_at_once(play, ["held", "moving"], "witnesses")
+
+
+def _moving_crew(first: Target, held_done: threading.Event, opening: ServersOpening | None,
+                 wanted: Callable[[], bool]) -> Iterator[Target]:
+    """The connections that may move their clock, as they come: each server of its own as it opens, and the first
+    server once its held connections are done; while `wanted()`."""
+    joined: queue.SimpleQueue[Target | None] = queue.SimpleQueue()
+
+    def first_once_free() -> None:
+        held_done.wait()
+        joined.put(first)
+        joined.put(None)
+
+    def opened() -> None:
+        assert opening is not None
+        for target in opening.arrivals(wanted):
+            joined.put(target)
+        joined.put(None)
+
+    sources = [first_once_free] + ([opened] if opening is not None else [])
+    for source in sources:
+        threading.Thread(target=source, name="moving-crew", daemon=True).start()
+    ended = 0
+    while ended < len(sources) and wanted() and not interrupt.requested():
+        try:
+            target = joined.get(timeout=0.25)
+        except queue.Empty:
+            continue
+        if target is None:
+            ended += 1
+        else:
+            yield target
 
 
 def _more_connections(targets: list[Target]) -> list[Target]:

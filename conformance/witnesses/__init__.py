@@ -19,8 +19,8 @@ This module is their public face; each job has its own module:
 """
 
 from sqs_conformance.conformance.witnesses.catalogue import (
-    PACES, WITNESS_DIR, Aim, Catalogue, Witness, WitnessError, aims_of, load, pace_of, path_for, profiles_and_paces,
-    save,
+    PACES, WITNESS_DIR, Aim, Catalogue, Witness, WitnessError, aims_of, held_and_moving, load, pace_of, path_for,
+    profiles_and_paces, save,
 )
 from sqs_conformance.conformance.witnesses.judged import (
     JudgedModel, aims_reached, judged_model, replayed_on_model, stale,
@@ -36,7 +36,8 @@ from sqs_conformance.conformance.witnesses.trimming import fewest_steps
 
 __all__ = [
     "PACES", "PROBE_WAIT", "RULE_EXAMPLES", "WITNESS_DIR", "Aim", "Catalogue", "JudgedModel", "Replayed", "Witness",
-    "WitnessError", "aims_of", "aims_reached", "distinct_witnesses", "explore", "fewest_steps", "judged_model",
+    "WitnessError", "aims_of", "aims_reached", "distinct_witnesses", "explore", "fewest_steps", "held_and_moving",
+    "judged_model",
     "load", "merged_replays", "pace_of", "path_for", "profiles_and_paces", "relabelled", "replay", "replay_case",
     "replayed_on_model", "save", "search", "search_catalogue", "stale", "with_probes", "witness_from_case",
 ]

@@ -5,7 +5,7 @@ of each profile and pace are stored.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -70,6 +70,18 @@ class Catalogue:
     pace: str
     witnesses: list[Witness]
     missing: dict[str, str] = field(default_factory=dict)
+
+
+# A witness of the moved-clock pace none of whose waits is longer than this needs no move: it is played on a
+# connection that never moves the server's clock (`Target.held_connection`), its waits slept, beside others.
+HELD_WAIT_MAX = 1.5
+
+
+def held_and_moving(catalogue: Catalogue) -> tuple[Catalogue, Catalogue]:
+    """The catalogue's witnesses that need no move of the clock, and those that do."""
+    held = [w for w in catalogue.witnesses if all(advance <= HELD_WAIT_MAX for advance, _ in w.steps)]
+    moving = [w for w in catalogue.witnesses if w not in held]
+    return replace(catalogue, witnesses=held), replace(catalogue, witnesses=moving)
 
 
 def path_for(profile: str, pace: str) -> Path:

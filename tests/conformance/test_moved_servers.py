@@ -153,37 +153,54 @@ def test_the_witnesses_start_on_the_connections_there_are_and_take_each_arrival_
     assert asked == ["second", "after the last witness was taken"]
 
 
-def test_on_a_moved_clock_the_witnesses_play_on_servers_of_their_own_each_on_its_own_clock(monkeypatch):
+def test_on_a_moved_clock_the_witnesses_needing_no_move_share_the_first_server_and_the_others_have_servers_of_their_own(
+        monkeypatch):
+    """A witness that never moves the clock is played on a connection to the first server that never moves it,
+    beside the others like it; one that moves it, on a server of its own on a clock of its own (or on the first
+    once no held connection uses it)."""
+    import math
+
     from sqs_conformance.adapters.endpoint import EmulatorTarget
     from sqs_conformance.conformance import runner, witnesses
     from sqs_conformance.conformance.runner import RunOptions, run
+    from sqs_conformance.conformance.witnesses.catalogue import HELD_WAIT_MAX
 
     monkeypatch.setattr(runner, "MOVED_CLOCK_SERVERS", 3)
-    real_load, real_replay, given = witnesses.load, witnesses.replay, []
-    monkeypatch.setattr(witnesses, "load", lambda *a: replace(real_load(*a), witnesses=real_load(*a).witnesses[:30]))
+    monkeypatch.setattr(runner, "HELD_CONNECTIONS", 2)
+    real_load, real_replay, calls = witnesses.load, witnesses.replay, []
 
-    def replay(connections, *args, arrivals, **kwargs):
-        given.extend(connections)
+    def some(*args):
+        held, moving = witnesses.held_and_moving(real_load(*args))
+        return replace(held, witnesses=held.witnesses[:10] + moving.witnesses[:6])
+
+    def replay(connections, catalogue, *args, arrivals=None, **kwargs):
+        given = list(connections)
+        calls.append((catalogue.witnesses, given))
 
         def noted(wanted):
             for arrived in arrivals(wanted):
                 given.append(arrived)
                 yield arrived
-        return real_replay(connections, *args, arrivals=noted, **kwargs)
+        return real_replay(connections, catalogue, *args, arrivals=noted if arrivals else None, **kwargs)
 
+    monkeypatch.setattr(witnesses, "load", some)
     monkeypatch.setattr(witnesses, "replay", replay)
     target = EmulatorTarget("moto-server", time_travel=True)
     try:
         result = run([target], "sqs-standard", RunOptions(seed=1, search=False))
     finally:
         target.close()
-    connections = given  # the first, then each server as it opened (they open in a second or two: 30 witnesses
-    # on a moved clock take far longer)
-    assert len(connections) == 3 and connections[0] is target and result.cases >= 9 and not result.errors
-    assert len({c.server.url for c in connections}) == len({c.faketime.file for c in connections}) == 3
-    assert len({id(c.clock) for c in connections}) == 3 and all(c.clock.kind == "shifted" for c in connections)
-    assert len({id(c.budget) for c in connections}) == 1
-    for extra in connections[1:]:  # stopped with the witnesses' phase, their offset files gone
+    assert result.spent.witnesses_played == result.spent.witnesses_in_all == 16 and not result.errors
+    (held, at_first), (moving, on_their_own) = sorted(calls, key=lambda call: -len(call[0]))
+    assert len(held) == 10 and all(advance <= HELD_WAIT_MAX for w in held for advance, _ in w.steps)
+    assert len(moving) == 6 and all(any(advance > HELD_WAIT_MAX for advance, _ in w.steps) for w in moving)
+    assert len(at_first) == 2 and all(c.client.meta.endpoint_url == target.server.url for c in at_first)
+    assert all(c.clock.kind == "shifted" and c.clock.settle == math.inf for c in at_first)  # they never move it
+    extras = [c for c in on_their_own if c is not target]
+    assert extras and len({c.server.url for c in extras} | {target.server.url}) == len(extras) + 1
+    assert len({c.faketime.file for c in extras}) == len(extras) and all(c.clock is not target.clock for c in extras)
+    assert len({id(c.budget) for c in [target, *at_first, *extras]}) == 1
+    for extra in extras:  # stopped with the witnesses' phase, their offset files gone
         assert extra.server.process.poll() is not None and not Path(extra.faketime.file).exists()
 
 
