@@ -8,6 +8,7 @@ replays) stores them with the rule, the profile, the target it was found on and 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,10 @@ def waiting(case: Case) -> float:
     return sum(advance for advance, _ in case)
 
 
-def longest_time(case: Case) -> float:
+def longest_time(case: Case, longest_wait: float = math.inf) -> float:
     """The most a case can take on a real clock: its waiting, and every receive's whole long poll (the receive's
-    own wait, else its queue's), as a receive that finds nothing takes."""
+    own wait, else its queue's), as a receive that finds nothing takes. `longest_wait`: the most one wait takes
+    (on a moved clock a long wait is a jump, whose real time is the target's settling)."""
     queue_waits: dict[str, float] = {}
     polls = 0.0
     for _, op in case:
@@ -38,7 +40,7 @@ def longest_time(case: Case) -> float:
         elif isinstance(op, ReceiveMessage):
             own = op.wait_time_seconds
             polls += _poll_seconds(own) if own is not None else queue_waits.get(op.queue, 0.0)
-    return waiting(case) + polls
+    return sum(min(advance, longest_wait) for advance, _ in case) + polls
 
 
 def _poll_seconds(value: object) -> float:

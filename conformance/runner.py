@@ -381,8 +381,7 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
     catalogue = witnesses.load(profile, witnesses.pace_of(targets[0]))
     spent.witnesses_in_all = len(witnesses.distinct_witnesses(catalogue.witnesses))
     more, opening = _more_connections(targets), _servers_opening(targets)
-    held = _held_connections(targets)
-    more += held
+    held = _held_connections(targets)  # on a moved clock, where `more` is none
     parts: list[Replayed] = []
     replaying = functools.partial(witnesses.replay, run_id=into.run_id, trace=trace, case_ids=case_ids,
                                   known=known, early=early, deadline=ends, parts=parts, minimal=minimal)
@@ -394,7 +393,7 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
     except BudgetSpent:
         spent.ran_out_in = "witnesses"
     except KeyboardInterrupt:
-        more += opening.stop() if opening is not None else []
+        more += held + (opening.stop() if opening is not None else [])
         within(CLEANUP_SECONDS, lambda: close_all(more), "cleanup")  # their queues: the caller knows only its own
         raise
     finally:
@@ -406,7 +405,7 @@ def _witnesses(targets: list[Target], profile: str, trace: TraceWriter | None, c
     if opening is not None:
         more += opening.stop()
         spent.servers_left_out = list(opening.failures)
-    _close_at_once(more)  # ended or out of budget (an interrupt closed them above, within a bounded wait)
+    _close_at_once(more + held)  # ended or out of budget (an interrupt closed them above, within a bounded wait)
     if ends is not None and time.monotonic() >= ends:
         spent.ran_out_in = "witnesses"
 
@@ -433,21 +432,11 @@ def _replay_moved(first: Target, held: list[Target], opening: ServersOpening | N
                   catalogue: witnesses.Catalogue, replaying: Callable[..., object]) -> None:
     """The witnesses on a moved clock: those that need no move side by side on `held` connections to the first
     server (most of them: their time is long polls that find nothing), while those that move the clock take the
-    servers of their own as they open, and the first server itself once the held ones are done (no one moves its
-    clock before)."""
-    still, moving = witnesses.held_and_moving(catalogue)
+    servers of their own as they open, and the first server itself once the held connections are done (no one
+    moves its clock before); once none that moves it is left, those servers take the others too."""
     held_done = threading.Event()
-
-    def play(part: str) -> None:
-        if part == "held":
-            try:
-                replaying(held, still)
-            finally:
-                held_done.set()
-        else:
-            replaying([], moving, arrivals=lambda wanted: _moving_crew(first, held_done, opening, wanted))
-
-    each_at_once(play, ["held", "moving"], "witnesses")
+    replaying([], catalogue, held=held, held_done=held_done,
+              arrivals=lambda wanted: _moving_crew(first, held_done, opening, wanted))
 
 
 def _moving_crew(first: Target, held_done: threading.Event, opening: ServersOpening | None,

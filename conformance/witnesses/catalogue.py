@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sqs_conformance.adapters.base import Target
-from sqs_conformance.conformance.cases import Case, decode_steps, encode_steps, longest_time, waiting
+from sqs_conformance.conformance.cases import Case, decode_steps, encode_steps, waiting
 from sqs_conformance.conformance.session import Step
 from sqs_conformance.model.outcomes import answer_kind
 from sqs_conformance.model.profiles import PROFILES
@@ -57,10 +57,6 @@ class Witness:
     def waiting(self) -> float:
         return waiting(self.steps)
 
-    @property
-    def longest_time(self) -> float:
-        return longest_time(self.steps)
-
 
 @dataclass
 class Catalogue:
@@ -79,8 +75,10 @@ HELD_WAIT_MAX = 1.5
 
 def held_and_moving(catalogue: Catalogue) -> tuple[Catalogue, Catalogue]:
     """The catalogue's witnesses that need no move of the clock, and those that do."""
-    held = [w for w in catalogue.witnesses if all(advance <= HELD_WAIT_MAX for advance, _ in w.steps)]
-    moving = [w for w in catalogue.witnesses if w not in held]
+    held: list[Witness] = []
+    moving: list[Witness] = []
+    for w in catalogue.witnesses:
+        (held if all(advance <= HELD_WAIT_MAX for advance, _ in w.steps) else moving).append(w)
     return replace(catalogue, witnesses=held), replace(catalogue, witnesses=moving)
 
 

@@ -5,19 +5,21 @@ rule is tried again other ways.
 from __future__ import annotations
 
 import json
+import math
 import queue
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from sqs_conformance.adapters.base import Target
-from sqs_conformance.conformance.cases import Case, encode_steps
+from sqs_conformance.conformance.cases import Case, encode_steps, longest_time
 from sqs_conformance.conformance.minimal import MinimalCases
 from sqs_conformance.conformance.redelivery import EarlyReturns
 from sqs_conformance.conformance.session import Session, Step, Tallies, play, stop_if_due
 from sqs_conformance.conformance.threads import each_at_once
 from sqs_conformance.conformance.trace import TraceWriter
-from sqs_conformance.conformance.witnesses.catalogue import Catalogue, Witness
+from sqs_conformance.conformance.witnesses.catalogue import Catalogue, Witness, held_and_moving
 from sqs_conformance.conformance.witnesses.judged import decided_in_windows, replayed_on_model
 from sqs_conformance.conformance.witnesses.trimming import fewest_steps, without_each_attribute, without_step
 from sqs_conformance.model.outcomes import Divergence
@@ -61,7 +63,8 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
            case_ids, known: frozenset[str] = frozenset(), early: EarlyReturns | None = None,
            deadline: float | None = None, parts: list[Replayed] | None = None,
            minimal: MinimalCases | None = None,
-           arrivals: Callable[[Callable[[], bool]], Iterable[Target]] | None = None) -> Replayed:
+           arrivals: Callable[[Callable[[], bool]], Iterable[Target]] | None = None,
+           held: Sequence[Target] = (), held_done: threading.Event | None = None) -> Replayed:
     """Every witness once, on as many targets (independent connections, each its own queues) as there are, so
     that their waits overlap. A case stops where the target's answer leaves the model unable to follow it. Early
     returns are counted in `early` (the run's, shared with its search), else across the witnesses alone. Past the
@@ -69,38 +72,77 @@ def replay(targets: Sequence[Target], catalogue: Catalogue, *, run_id: str, trac
     connection's share is appended to `parts` as it starts, so that a caller stopped half-way keeps what was done
     (`merged_replays`). Every step that reports a divergence is offered to `minimal` (the run's minimal cases).
     `arrivals(wanted)`: more connections as they open (servers still starting), taken while `wanted()` (some
-    witness is still to be played, before the deadline): the witnesses do not wait for them."""
-    pending: queue.SimpleQueue[Witness] = queue.SimpleQueue()
-    for witness in distinct_witnesses(catalogue.witnesses):
-        pending.put(witness)
+    witness is still to be played, before the deadline): the witnesses do not wait for them. `held`: connections
+    on a moved clock that never move it (`Target.held_connection`): they play only the witnesses that need no move
+    (`held_and_moving`), which the others take too once none that moves the clock is left; `held_done` is set once
+    every held connection is done."""
+    if held:
+        still, moving = held_and_moving(catalogue)
+        pending = Pending(distinct_witnesses(still.witnesses, catalogue.pace),
+                          distinct_witnesses(moving.witnesses, catalogue.pace))
+    else:
+        pending = Pending(distinct_witnesses(catalogue.witnesses, catalogue.pace), [])
     early = early or EarlyReturns()  # shared by the jobs
-    crew = list(targets)
-    shares = [Replayed(early=early, minimal=minimal) for _ in targets]
+    crew = [*held, *targets]
+    shares = [Replayed(early=early, minimal=minimal) for _ in crew]
     if parts is not None:
         parts += shares
+    holding = len(held)  # held connections still at work
+    holding_lock = threading.Lock()
 
     def work(index: int) -> None:
-        mine = shares[index]
-        while True:
-            try:
-                witness = pending.get_nowait()
-            except queue.Empty:
-                return
-            _replay_one(crew[index], catalogue.profile, catalogue.pace, witness, mine, run_id, trace, case_ids,
-                        known, deadline)
-            mine.played += 1
+        mine, may_move = shares[index], index >= len(held)
+        try:
+            while (witness := pending.take(may_move)) is not None:
+                _replay_one(crew[index], catalogue.profile, catalogue.pace, witness, mine, run_id, trace, case_ids,
+                            known, deadline)
+                mine.played += 1
+        finally:
+            if not may_move:
+                _one_held_done()
+
+    def _one_held_done() -> None:
+        nonlocal holding
+        with holding_lock:
+            holding -= 1
+            if not holding and held_done is not None:
+                held_done.set()
 
     def joined() -> Iterator[int]:
         assert arrivals is not None
-        for target in arrivals(lambda: not pending.empty() and (deadline is None or time.monotonic() < deadline)):
+        for target in arrivals(lambda: pending.any_left() and (deadline is None or time.monotonic() < deadline)):
             crew.append(target)
             shares.append(Replayed(early=early, minimal=minimal))
             if parts is not None:
                 parts.append(shares[-1])
             yield len(crew) - 1
 
-    each_at_once(work, range(len(targets)), "witness", joined() if arrivals is not None else ())
+    each_at_once(work, range(len(crew)), "witness", joined() if arrivals is not None else ())
     return merged_replays(shares)
+
+
+class Pending:
+    """The witnesses still to play, each list longest first: a connection that may move its clock takes those that
+    need a move first, then the others; a held one only the others."""
+
+    def __init__(self, still: list[Witness], moving: list[Witness]) -> None:
+        self._still: queue.SimpleQueue[Witness] = queue.SimpleQueue()
+        self._moving: queue.SimpleQueue[Witness] = queue.SimpleQueue()
+        for witness in still:
+            self._still.put(witness)
+        for witness in moving:
+            self._moving.put(witness)
+
+    def take(self, may_move: bool) -> Witness | None:
+        for source in (self._moving, self._still) if may_move else (self._still,):
+            try:
+                return source.get_nowait()
+            except queue.Empty:
+                continue
+        return None
+
+    def any_left(self) -> bool:
+        return not (self._still.empty() and self._moving.empty())
 
 
 def merged_replays(parts: Sequence[Replayed]) -> Replayed:
@@ -230,10 +272,15 @@ def replay_case(target: Target, profile: str, case: Case, into: Replayed, run_id
     return shown, session.steps
 
 
-def distinct_witnesses(witnesses: list[Witness]) -> list[Witness]:
-    """One replay per distinct case, the longest first (its waits and its long polls), so that the slowest start at
-    once and the short ones fill in behind them."""
+# On a moved clock a wait of hours is a jump: its real time is the target's settling, a second or so.
+MOVED_WAIT_SECONDS = 1.0
+
+
+def distinct_witnesses(witnesses: list[Witness], pace: str = "real") -> list[Witness]:
+    """One replay per distinct case, the longest first (its waits and its long polls, as they take on a clock of
+    `pace`), so that the slowest start at once and the short ones fill in behind them."""
     seen: dict[str, Witness] = {}
     for w in witnesses:
         seen.setdefault(json.dumps(encode_steps(w.steps)), w)
-    return sorted(seen.values(), key=lambda w: -w.longest_time)
+    longest_wait = MOVED_WAIT_SECONDS if pace == "shifted" else math.inf
+    return sorted(seen.values(), key=lambda w: -longest_time(w.steps, longest_wait))

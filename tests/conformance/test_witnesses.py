@@ -389,3 +389,30 @@ def test_a_stored_case_on_a_real_clock_waits_what_it_says():
     case = [(0.0, CreateQueue("q")), (0.0, SendMessage("q", "m")), (5.0, ReceiveMessage("q"))]
     steps = list(play(Session(target, "sqs-standard", run_id="r", case=1, trace=None), case))
     assert [s.advanced for s in steps] == [0.0, 0.0, 5.0]
+
+
+def test_on_a_moved_clock_replays_start_with_the_case_of_most_long_polls_whatever_its_jumps():
+    """A jump of hours takes a moved clock's target a second or so of settling: a case of long polls takes longer
+    than one with a 12-hour wait, and starts first there (on a real clock the long wait does)."""
+    from sqs_conformance.conformance.witnesses.catalogue import Aim, Witness
+    from sqs_conformance.conformance.witnesses.replay import distinct_witnesses
+
+    polls = [(0.0, CreateQueue("q")), *[(0.0, ReceiveMessage("q", wait_time_seconds=1))] * 3]
+    jump = [(0.0, CreateQueue("q")), (43200.0, ReceiveMessage("q"))]
+    aim = Aim("VIS-DEFAULT", "ReceiveMessage", "ReceiveOk")
+    both = [Witness(aim, jump), Witness(aim, polls)]
+    assert [w.steps for w in distinct_witnesses(both, "shifted")] == [polls, jump]
+    assert [w.steps for w in distinct_witnesses(both, "real")] == [jump, polls]
+
+
+def test_a_connection_that_may_move_its_clock_takes_the_witnesses_that_need_a_move_first_and_a_held_one_never():
+    from sqs_conformance.conformance.witnesses.catalogue import Aim, Witness
+    from sqs_conformance.conformance.witnesses.replay import Pending
+
+    aim = Aim("VIS-DEFAULT", "ReceiveMessage", "ReceiveOk")
+    still = [Witness(aim, [(0.0, CreateQueue(f"s{i}"))]) for i in range(2)]
+    moving = [Witness(aim, [(0.0, CreateQueue("m")), (31.0, ReceiveMessage("m"))])]
+    pending = Pending(still, moving)
+    assert pending.take(False) is still[0]  # a held connection: never the one that moves the clock
+    assert pending.take(True) is moving[0] and pending.take(True) is still[1]
+    assert pending.take(False) is None and pending.take(True) is None and not pending.any_left()
