@@ -149,7 +149,9 @@ def _check_node(emu: Emulator, folder: Path) -> None:
                           f"must run; see {folder / 'install.log'})")
 
 
-MOVED_CLOCK_STOP_GRACE = 2.0
+# What a server on a moved clock holds is thrown away, and LocalStack's shutdown there waits on deadlines of its
+# moved time: given 2 s, every extra server ran them out and was killed (1.9-2.0 s each).
+MOVED_CLOCK_STOP_GRACE = 0.5
 
 
 def start(emu: Emulator, home: Path = EMULATORS_HOME, faketime: FakeTime | None = None,
@@ -166,7 +168,7 @@ def start(emu: Emulator, home: Path = EMULATORS_HOME, faketime: FakeTime | None 
         env.update(faketime.env)
     log = folder / "server.log" if emu.installer != "project" else None
     # Stopped, a server on a moved clock may wait out deadlines taken from its moved time (LocalStack's shutdown
-    # waited past 10 s, each of a dozen servers): what it holds is thrown away, so it is given 2 s.
+    # waited past 10 s, each of a dozen servers): MOVED_CLOCK_STOP_GRACE.
     return LocalServer(emu.name, emu.command(folder, port), port, env=env, log=log,
                        start_timeout=emu.start_timeout, scratch=scratch,
                        stop_grace=MOVED_CLOCK_STOP_GRACE if faketime is not None else 10.0)
