@@ -80,9 +80,7 @@ class RealClock:
 class ScanWatch(Protocol):
     """Shows when a target's periodic scan has caught up with a jump of its clock (adapters/scan_sentinel.py)."""
 
-    def shortest_jump(self) -> float: ...
-
-    def arm(self) -> str | None: ...
+    def arm(self, jump: float, within: float) -> str | None: ...
 
     def seen(self, mark: str, within: float) -> bool: ...
 
@@ -112,11 +110,10 @@ class ShiftedClock(RealClock):
 
     def advance(self, seconds: float) -> None:
         jump = max(0.0, forward(seconds) - self.settle)
-        watch = self.scan_watch if jump >= (self.scan_watch.shortest_jump() if self.scan_watch else 0.0) else None
-        mark = None
+        watch, mark = (self.scan_watch if jump else None), None
         if watch is not None:
             started = time.monotonic()
-            mark = watch.arm()
+            mark = watch.arm(jump, seconds - jump)
             jump = max(0.0, jump - (time.monotonic() - started))  # the arming's request took real time of the advance
         if jump:
             self._move(jump)

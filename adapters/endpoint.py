@@ -148,7 +148,7 @@ class EndpointTarget(SqsApiTarget):
                 clock.settle = max(settle, self._check_time_travel(fifo, lag_samples=1, long_jump=False))
             if clock.settle:
                 self._sentinel = clock.scan_watch = ScanSentinel(self.client, f"{self.prefix}scan-sentinel",
-                                                                 self.tags, fifo, self._forget_queue)
+                                                                 self.tags, self._forget_queue)
                 say(f"{self.name}: it brings a released message back up to a second or more after a move of its "
                     f"clock (a periodic scan): each advance ends at its next scan, within {clock.settle:.2f} s of "
                     f"real time")

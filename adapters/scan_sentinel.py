@@ -3,10 +3,13 @@
 A target that releases messages on a periodic scan (LocalStack: once a second) sees a jump of its clock only at
 its next scan. `ShiftedClock` therefore ends each advance with `settle` seconds of real time, enough for a scan
 whatever its phase. The sentinel shows when that scan has come: just before the jump it sends a message to a
-queue of its own whose delay (one second) the jump passes; that message can come back only through a scan made
+queue of its own with a delay that the jump passes and real time cannot (longer than the settling: a target
+whose scan fell behind must not be taken to have scanned); that message can come back only through a scan made
 after the jump. Once a receive finds it, the clock passes the rest of the advance at once: the guarantee is the
 one the real wait gave (every message due before that first scan is released), on average half a period sooner.
-Where the message does not come back within `settle`, the advance simply ends as it would have.
+Where the message does not come back within the settling, the advance simply ends as it would have. The queue is
+a standard one whatever the run's (a per-message delay); LocalStack releases delayed messages and requeues
+expired receipts in the same scan.
 
 The sentinel's queue is the run's (its prefix and tag), made on the first jump and deleted with the target.
 """
@@ -14,6 +17,7 @@ The sentinel's queue is the run's (its prefix and tag), made on the first jump a
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 import time
 import uuid
@@ -25,19 +29,19 @@ import botocore.exceptions
 from sqs_conformance.adapters import interrupt
 from sqs_conformance.adapters.sqs_api import UNANSWERED
 
-SENTINEL_DELAY = 1  # seconds (DelaySeconds counts whole seconds): a jump must pass it, and real time must not
+MAX_DELAY = 900  # seconds: SQS's DelaySeconds range
+REAL_TIME_MARGIN = 1.0  # seconds a delay exceeds the settling by, so that real time alone cannot pass it
 POLL_EVERY = 0.05  # seconds between receives while waiting for the scan
 
 
 class ScanSentinel:
-    """`arm()` before a jump of at least `shortest_jump()` seconds, `seen(mark, within)` after it (ShiftedClock)."""
+    """`arm(jump, within)` before a jump, `seen(mark, within)` after it (ShiftedClock)."""
 
-    def __init__(self, client: Any, queue_name: str, tags: dict[str, str], fifo: bool,
+    def __init__(self, client: Any, queue_name: str, tags: dict[str, str],
                  forget_queue: Callable[[str], None]) -> None:
         self._client = client
-        self._queue_name = queue_name + (".fifo" if fifo else "")
+        self._queue_name = queue_name
         self._tags = tags
-        self._fifo = fifo
         self._forget_queue = forget_queue
         self._url: str | None = None
         self._marks = itertools.count(1)
@@ -45,20 +49,18 @@ class ScanSentinel:
         self.caught_up = 0  # advances ended by the scan seen
         self.waited_out = 0  # advances whose scan was not seen within `settle`
 
-    @staticmethod
-    def shortest_jump() -> float:
-        """A shorter jump may leave the sentinel's delay unpassed: the advance settles by waiting."""
-        return SENTINEL_DELAY + 0.5
-
-    def arm(self) -> str | None:
-        """Send the message the next scan after the jump releases; its body is the mark `seen` looks for. None:
-        the sentinel cannot be armed (its queue refused), so the advance settles by waiting."""
+    def arm(self, jump: float, within: float) -> str | None:
+        """Send the message the next scan after a jump of `jump` seconds releases, with a delay the jump passes and
+        the `within` seconds of settling cannot; its body is the mark `seen` looks for. None: a jump too short for
+        such a delay, or a queue that refused, and the advance settles by waiting."""
+        delay = min(MAX_DELAY, math.floor(jump) - 1)
+        if delay < within + REAL_TIME_MARGIN:
+            return None
         mark = f"scan-{next(self._marks)}-{uuid.uuid4().hex[:8]}"
         try:
             with self._lock:
                 url = self._url or self._create()
-                extra = {"MessageGroupId": "sentinel"} if self._fifo else {}
-                self._client.send_message(QueueUrl=url, MessageBody=mark, **extra)
+                self._client.send_message(QueueUrl=url, MessageBody=mark, DelaySeconds=delay)
         except (botocore.exceptions.ClientError, *UNANSWERED):
             return None
         return mark
@@ -66,7 +68,7 @@ class ScanSentinel:
     def seen(self, mark: str, within: float) -> bool:
         """Whether a scan made after the jump released the marked message within `within` real seconds. Whatever
         a receive finds is deleted (an earlier mark, unseen in time, may come back too), leaving the queue empty
-        and a FIFO group free for the next jump."""
+        for the next jump."""
         deadline = time.monotonic() + within
         while True:
             if self._received_and_deleted(mark):
@@ -84,11 +86,7 @@ class ScanSentinel:
             self._url = None
 
     def _create(self) -> str:
-        attributes = {"DelaySeconds": str(SENTINEL_DELAY)}
-        if self._fifo:
-            attributes |= {"FifoQueue": "true", "ContentBasedDeduplication": "true"}
-        self._url = self._client.create_queue(QueueName=self._queue_name, Attributes=attributes,
-                                              tags=self._tags)["QueueUrl"]
+        self._url = self._client.create_queue(QueueName=self._queue_name, tags=self._tags)["QueueUrl"]
         return self._url
 
     def _received_and_deleted(self, mark: str) -> bool:

@@ -110,10 +110,9 @@ class _Watch:
     def __init__(self, after: float | None) -> None:
         self.after, self.armed, self.waits = after, 0, []
 
-    def shortest_jump(self) -> float:
-        return 1.5
-
-    def arm(self) -> str:
+    def arm(self, jump: float, within: float) -> str | None:
+        if jump < 1.5:  # too short for a delay that real time cannot pass
+            return None
         self.armed += 1
         return f"mark-{self.armed}"
 
@@ -146,7 +145,7 @@ def test_a_shifted_clock_waits_the_settling_out_where_no_scan_is_seen_and_watche
     clock.advance(100)
     assert shifts == [pytest.approx(98.75)] and watch.armed == 1  # as without a watch: the rest in real time
     assert clock.now() - started == pytest.approx(100, abs=0.1)
-    clock.advance(2.5)  # a jump of 1.25 s: shorter than the sentinel's delay needs
+    clock.advance(2.5)  # a jump of 1.25 s: too short for the watch to arm
     assert watch.armed == 1 and shifts[-1] == pytest.approx(98.75 + 1.25)
     assert clock.now() - started == pytest.approx(102.5, abs=0.1)
 
