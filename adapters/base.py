@@ -77,6 +77,11 @@ class RealClock:
         interrupt.sleep(forward(seconds))
 
 
+# The settling's margin beyond a target's scan period (endpoint.settle_for): a scan seen at least this long after a
+# jump came within a period of the advance's end.
+SCAN_MARGIN = 0.25
+
+
 class ScanWatch(Protocol):
     """Shows when a target's periodic scan has caught up with a jump of its clock (adapters/scan_sentinel.py)."""
 
@@ -92,8 +97,9 @@ class ShiftedClock(RealClock):
     `settle`: the last seconds of each advance pass in real time. A target that requeues on a periodic scan
     (LocalStack: every second) would have scanned during a real wait; after an instant jump its next scan is up
     to a period away in real time, and a step made at once would see messages the wait had released still hidden.
-    With a `scan_watch`, the settling ends once the target shows a scan made after the jump; the rest of it is
-    passed at once (every message due before that scan is released: all the real wait guaranteed).
+    With a `scan_watch`, the settling ends once the target shows a scan made after the jump, a period or less
+    before the advance's end; the rest of it is passed at once (every message due a period before the end is
+    released: all the real wait guaranteed).
     """
 
     kind = "shifted"
@@ -121,10 +127,15 @@ class ShiftedClock(RealClock):
             super().advance(seconds - jump)
             return
         started = time.monotonic()
-        if watch.seen(mark, seconds - jump):
-            rest = seconds - jump - (time.monotonic() - started)
-            if rest > 0:
-                self._move(rest)
+        if not watch.seen(mark, seconds - jump):
+            return  # waited out, as without a watch
+        waited = time.monotonic() - started
+        if waited < SCAN_MARGIN:
+            # A scan this soon after the jump was a period or more before the advance's end: the next one, within
+            # the rest of the settling, releases what is due up to a period before it, as the real wait did
+            super().advance(max(0.0, seconds - jump - waited))
+        elif seconds - jump - waited > 0:
+            self._move(seconds - jump - waited)
 
     def _move(self, seconds: float) -> None:
         self.offset += seconds

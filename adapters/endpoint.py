@@ -19,7 +19,9 @@ import botocore.exceptions
 from botocore.config import Config
 
 from sqs_conformance.adapters import interrupt
-from sqs_conformance.adapters.base import RealClock, SharedView, ShiftedClock, Target, TargetError, redact
+from sqs_conformance.adapters.base import (
+    SCAN_MARGIN, RealClock, SharedView, ShiftedClock, Target, TargetError, redact,
+)
 from sqs_conformance.adapters.scan_sentinel import ScanSentinel
 from sqs_conformance.adapters.servers import FakeTime
 from sqs_conformance.adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget, queue_url_parts, worth_another_try
@@ -57,7 +59,7 @@ def settle_for(lags: list[float]) -> float:
     demand, no settling. Else it scans periodically, and each lag fell somewhere in its period: the longest lag,
     but at least the shortest period a scanner uses (a second), with a margin for the scan itself."""
     longest = max(lags, default=0.0)
-    return 0.0 if longest < 0.1 else max(1.0, longest) + 0.25
+    return 0.0 if longest < 0.1 else max(1.0, longest) + SCAN_MARGIN
 
 
 class TimeTravelUnsupported(TargetError):

@@ -3,6 +3,7 @@
 import datetime
 import os
 import platform
+import queue
 import shutil
 import subprocess
 import threading
@@ -128,13 +129,18 @@ class _Watch:
 def test_a_shifted_clock_ends_the_settling_at_the_scan_it_sees_and_passes_the_rest_at_once():
     shifts = []
     clock = ShiftedClock(shifts.append, settle=1.25)
-    clock.scan_watch = watch = _Watch(after=0.2)
+    clock.scan_watch = watch = _Watch(after=0.4)
     started = clock.now()
     clock.advance(100)
     # the jump, then the settling's rest once the scan was seen: the clock moved the whole advance
     assert watch.waits == [("mark-1", pytest.approx(1.25, abs=0.01))]
-    assert len(shifts) == 2 and shifts[0] == pytest.approx(98.75) and shifts[1] == pytest.approx(99.8, abs=0.1)
+    assert len(shifts) == 2 and shifts[0] == pytest.approx(98.75) and shifts[1] == pytest.approx(99.6, abs=0.1)
     assert clock.now() - started == pytest.approx(100, abs=0.1)
+    # a scan seen within SCAN_MARGIN of the jump came more than a period before the end: the rest is waited
+    clock.scan_watch = _Watch(after=0.1)
+    clock.advance(100)
+    assert len(shifts) == 3 and shifts[2] == pytest.approx(99.6 + 98.75, abs=0.1)
+    assert clock.now() - started == pytest.approx(200, abs=0.1)
 
 
 def test_a_shifted_clock_waits_the_settling_out_where_no_scan_is_seen_and_watches_no_short_jump():
@@ -166,11 +172,22 @@ def test_an_emulator_that_brings_messages_back_on_a_periodic_scan_is_given_the_t
     from sqs_conformance.adapters import servers
 
     real_shift = servers.FakeTime.shift
+    moves: queue.SimpleQueue = queue.SimpleQueue()
+    closed = threading.Event()
+
+    def view() -> None:  # each move seen 0.6 s after it is made, in the order made, until the target closes
+        while (move := moves.get()) is not None:
+            due, faketime, offset = move
+            time.sleep(max(0.0, due - time.monotonic()))
+            if not closed.is_set():
+                real_shift(faketime, offset)
+
+    threading.Thread(target=view, daemon=True).start()
 
     def seen_late(self, offset):
         if not offset:
             return real_shift(self, offset)
-        threading.Timer(0.6, real_shift, (self, offset)).start()
+        moves.put((time.monotonic() + 0.6, self, offset))
 
     monkeypatch.setattr(servers.FakeTime, "shift", seen_late)
     target = EmulatorTarget("moto-server", time_travel=True)
@@ -194,6 +211,8 @@ def test_an_emulator_that_brings_messages_back_on_a_periodic_scan_is_given_the_t
         watch.close()  # as the target's close does
         assert not target.client.list_queues(QueueNamePrefix=sentinels).get("QueueUrls")
     finally:
+        closed.set()
+        moves.put(None)
         target.close()
 
 
