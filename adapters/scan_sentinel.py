@@ -5,9 +5,9 @@ its next scan. `ShiftedClock` therefore ends each advance with `settle` seconds 
 whatever its phase. The sentinel shows when that scan has come: just before the jump it sends a message to a
 queue of its own with a delay that the jump passes and real time cannot (longer than the settling: a target
 whose scan fell behind must not be taken to have scanned); that message can come back only through a scan made
-after the jump. Once a receive finds it, the clock passes the rest of the advance at once: the guarantee is the
-one the real wait gave (every message due before that first scan is released), on average half a period sooner.
-Where the message does not come back within the settling, the advance simply ends as it would have. The queue is
+after the jump. Once a receive finds it, `ShiftedClock` passes the rest of the advance at once where that scan
+came within a period of the advance's end (the guarantee the real wait gave), and waits the rest otherwise; where
+the message does not come back within the settling, the advance simply ends as it would have. The queue is
 a standard one whatever the run's (a per-message delay); LocalStack releases delayed messages and requeues
 expired receipts in the same scan.
 
