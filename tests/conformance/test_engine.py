@@ -175,7 +175,11 @@ def test_a_run_collects_cycles_less_often_and_leaves_the_collector_as_it_found_i
         # A history's check alone: no automatic collection through it; inside a run, the run's threshold holds
         with fewer_collections(none=True):
             assert gc.get_threshold() == (0, 11, 12)
+            made = [[] for _ in range(100)]  # what a check keeps
         assert gc.get_threshold() == (900, 11, 12)
+        # ... and is left where no young collection walks it: the oldest generation
+        assert not any(o is made for o in gc.get_objects(generation=0))
+        assert any(o is made for o in gc.get_objects(generation=2))
         with fewer_collections(), fewer_collections(none=True):
             assert gc.get_threshold() == (COLLECTION_THRESHOLD, 11, 12)
         assert gc.get_threshold() == (900, 11, 12)
