@@ -11,7 +11,8 @@ the order found, by the same policy as a single case of every other run (`redeli
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from sqs_conformance.conformance.collector import fewer_collections
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
@@ -24,7 +25,7 @@ from sqs_conformance.model import Divergence, Model
 from sqs_conformance.model.consumers import held_by_another
 from sqs_conformance.model.rules import RCV_EXCLUSIVE, RCV_INTEGRITY
 from sqs_conformance.model.state import Timing
-from sqs_conformance.model.values import ReceiveMessage, ReceiveOk
+from sqs_conformance.model.values import ReceiveMessage, ReceiveOk, Unknown
 from sqs_conformance.model.verdicts import StepVerdict
 
 
@@ -35,24 +36,29 @@ _GRAVITY = {v: rank for rank, v in enumerate((StepVerdict.OK, StepVerdict.NOTE, 
 
 @dataclass(slots=True)
 class StepJudgement:
-    """One operation of the history, judged in every part it belongs to."""
+    """One operation of the history, judged in every part it belongs to. Its sets and tuples are replaced, never
+    changed in place: nearly every step shares those of the one kind of plain step it is (`Judged.rule_set`), so
+    that a million steps cost no million sets."""
 
     op: HistoryOp
     verdict: StepVerdict = StepVerdict.OK
-    rules: set[str] = field(default_factory=set)
-    decisive: set[str] = field(default_factory=set)
-    divergences: list[Divergence] = field(default_factory=list)
-    notes: list[Divergence] = field(default_factory=list)
+    rules: frozenset[str] = frozenset()
+    decisive: frozenset[str] = frozenset()
+    divergences: tuple[Divergence, ...] = ()
+    notes: tuple[Divergence, ...] = ()
 
-    def add(self, verdict: StepVerdict, rules=(), decisive=(), divergences=(), notes=()) -> None:
+    def add(self, verdict: StepVerdict, rules: frozenset[str] = frozenset(), decisive: frozenset[str] = frozenset(),
+            divergences: Iterable[Divergence] = (), notes: Iterable[Divergence] = ()) -> None:
         if _GRAVITY[verdict] > _GRAVITY[self.verdict]:
             self.verdict = verdict
-        self.rules.update(rules)
-        self.decisive.update(decisive)
+        if rules:
+            self.rules = self.rules | rules if self.rules else rules
+        if decisive:
+            self.decisive = self.decisive | decisive if self.decisive else decisive
         if divergences:
-            self.divergences += [d for d in divergences if d not in self.divergences]
+            self.divergences += tuple(d for d in divergences if d not in self.divergences)
         if notes:
-            self.notes += [n for n in notes if n not in self.notes]
+            self.notes += tuple(n for n in notes if n not in self.notes)
 
 
 @dataclass
@@ -125,8 +131,8 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
             o = part.ops[position]
             if not judged.notes:  # nearly every step: nothing to count but the rules it decided
                 early.not_rare(judged.decided, ())
-                steps[o.index].add(StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK, judged.rules,
-                                   judged.decisive)
+                steps[o.index].add(StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK, judged.rule_set,
+                                   judged.decisive_set)
                 continue
             for note in judged.notes:
                 noted.setdefault(note.rule, [])
@@ -136,7 +142,7 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
             repeated += [(o, d, list(noted.get(d.rule, [part]))) for d in not_rare]
             steps[o.index].add(StepVerdict.DIVERGENCE if not_rare else StepVerdict.NOTE if judged.notes else
                                StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK,
-                               judged.rules, judged.decisive, not_rare, judged.notes)
+                               judged.rule_set, judged.decisive_set, not_rare, judged.notes)
         held += found.held
         if found.status == "none":
             assert found.failed_at is not None and found.failure is not None
@@ -144,7 +150,8 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
             divergence = judged.divergences[0] if judged.divergences else Divergence(
                 judged.rules[:1] or (RCV_INTEGRITY,), "an answer the model can follow", "one it cannot", ())
             violations.append(Violation(part, o, divergence, [part.ops[p] for p in found.order]))
-            steps[o.index].add(StepVerdict.DIVERGENCE, judged.rules, (divergence.rule,), judged.divergences)
+            steps[o.index].add(StepVerdict.DIVERGENCE, judged.rule_set, frozenset((divergence.rule,)),
+                               judged.divergences)
             placed = {part.ops[p].index for p in found.order} | {o.index}
             for other in part.ops:
                 if other.index not in placed:
@@ -154,7 +161,10 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
 
 
 def _unanswered(o: HistoryOp) -> bool:
-    return o.settles_by == float("inf")
+    return isinstance(o.response, Unknown)  # as `HistoryOp.settles_by` tells one: it never surely settles
+
+
+_EXCLUSIVE = frozenset((RCV_EXCLUSIVE,))
 
 
 def _exclusive_receives(steps: list[StepJudgement], held: list[Held], tolerance: float) -> None:
@@ -182,5 +192,4 @@ def _exclusive_receives(steps: list[StepJudgement], held: list[Held], tolerance:
                          and o.invoke + tolerance < h.deadline]
         if any(held_by_another(o.client, {h.client}) and o.settles_by < h.until_wall
                and o.complete + tolerance < h.deadline for h in active[queue]):
-            step.rules.add(RCV_EXCLUSIVE)
-            step.decisive.add(RCV_EXCLUSIVE)
+            step.add(step.verdict, _EXCLUSIVE, _EXCLUSIVE)

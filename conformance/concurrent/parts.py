@@ -26,10 +26,11 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.translate import handles_named
+from sqs_conformance.model.outcomes import copied
 from sqs_conformance.model.values import (
     ChangeMessageVisibilityBatch, CreateQueue, DeleteMessageBatch, Error, GetQueueAttributes, PeekMessage, PurgeQueue,
     ReceiveMessage, ReceiveOk, SendMessage, SendOk, SetQueueAttributes, Unknown,
@@ -102,52 +103,52 @@ def decompose(history: History) -> Decomposed:
 
     blind_from = _blind_from(history, message_of)
     keys = _bound_together(history, key, message_of)
-    routed: list[tuple[HistoryOp, str | None]] = []  # None: every part
-    unjudged: list[HistoryOp] = []
-    for o in history.ops:
-        queue = getattr(o.op, "queue", "")
-        if o.invoke_wall >= blind_from.get(queue, float("inf")):
-            unjudged.append(o)
-            continue
-        if isinstance(o.op, WHOLE_QUEUE) or (isinstance(o.op, ReceiveMessage) and isinstance(o.response, Unknown)):
-            routed.append((o, None))
-        elif isinstance(o.op, READ_TOGETHER):
-            unjudged.append(o)
-        elif isinstance(o.op, SendMessage):
-            message_id = o.response.message_id if isinstance(o.response, SendOk) else None
-            if isinstance(o.response, Unknown):
-                routed.append((o, keys.find(f"messages of lost sends to {queue}")))
-            else:
-                routed.append((o, keys.find(key(message_id, queue)) if message_id is not None else QUEUE_OWN))
-        elif isinstance(o.op, ReceiveMessage):
-            if isinstance(o.response, ReceiveOk) and o.response.messages:
-                # cut by part (a root), not by key: keys merged into one part get one receive, not one per key
-                roots = [keys.find(key(m.message_id, queue)) for m in o.response.messages]
-                if len(set(roots)) == 1:
-                    routed.append((o, roots[0]))  # every message of one part: nothing to cut
-                    continue
-                for each_root in dict.fromkeys(roots):
-                    routed.append((_cut(o, each_root, roots), each_root))
-            else:
-                routed.append((o, QUEUE_OWN))
-        else:  # changes and deletes, alone or in batches: the part of the messages their handles name
-            named = [key(message_of[h], queue) for h in handles_named(o.op) if h in message_of]
-            routed.append((o, keys.find(named[0]) if named else QUEUE_OWN))
     parts: dict[str, Part] = {QUEUE_OWN: Part(QUEUE_OWN)}
     spans: dict[str, list[float]] = {}  # per part: when its first operation was sent, when its last settled
-    rooted: list[tuple[HistoryOp, str | None]] = []  # each destination as its part's root (None: every part)
-    for o, destination in routed:
-        if destination is None:
-            rooted.append((o, None))
-            continue
-        root = QUEUE_OWN if destination == QUEUE_OWN else keys.find(destination)
+    rooted: list[tuple[HistoryOp, str | None]] = []  # each operation and its part's root (None: every part)
+    unjudged: list[HistoryOp] = []
+
+    def place(o: HistoryOp, root: str) -> None:
         rooted.append((o, root))
-        span = spans.get(root)
+        span, settles = spans.get(root), o.settles_by
         if span is None:
-            parts[root] = parts.get(root) or Part(root)
-            spans[root] = [o.invoke_wall, o.settles_by]
-        elif o.settles_by > span[1]:
-            span[1] = o.settles_by
+            parts.setdefault(root, Part(root))
+            spans[root] = [o.invoke_wall, settles]
+        elif settles > span[1]:
+            span[1] = settles
+
+    for o in history.ops:
+        op, response = o.op, o.response
+        queue = getattr(op, "queue", "")
+        if blind_from and o.invoke_wall >= blind_from.get(queue, float("inf")):
+            unjudged.append(o)
+        elif isinstance(op, ReceiveMessage):
+            if isinstance(response, ReceiveOk) and response.messages:
+                # cut by part (a root), not by key: keys merged into one part get one receive, not one per key
+                roots = [keys.find(key(m.message_id, queue)) for m in response.messages]
+                if len(roots) == 1 or len(set(roots)) == 1:
+                    place(o, roots[0])  # every message of one part: nothing to cut
+                else:
+                    for each_root in dict.fromkeys(roots):
+                        place(_cut(o, each_root, roots), each_root)
+            elif isinstance(response, Unknown):
+                rooted.append((o, None))
+            else:
+                place(o, QUEUE_OWN)
+        elif isinstance(op, WHOLE_QUEUE):
+            rooted.append((o, None))
+        elif isinstance(op, READ_TOGETHER):
+            unjudged.append(o)
+        elif isinstance(op, SendMessage):
+            if isinstance(response, Unknown):
+                place(o, keys.find(f"messages of lost sends to {queue}"))
+            elif isinstance(response, SendOk) and response.message_id is not None:
+                place(o, keys.find(key(response.message_id, queue)))
+            else:
+                place(o, QUEUE_OWN)
+        else:  # changes and deletes, alone or in batches: the part of the messages their handles name
+            named = [key(message_of[h], queue) for h in handles_named(op) if h in message_of]
+            place(o, keys.find(named[0]) if named else QUEUE_OWN)
     overlapping = _Overlapping({root: span for root, span in spans.items() if root != QUEUE_OWN})
     for o, rooted_at in rooted:
         if rooted_at is None:
@@ -222,6 +223,8 @@ def _blind_from(history: History, message_of: dict[str, str]) -> dict[str, float
     for o in history.ops:
         if isinstance(o.op, ReceiveMessage) and isinstance(o.response, Unknown):
             lost.setdefault(o.op.queue, o.invoke_wall)
+    if not lost:
+        return lost
     blind = {o.op.queue for o in history.ops if getattr(o.op, "queue", None) in lost
              and any(h not in message_of for h in handles_named(o.op))}
     return {queue: at for queue, at in lost.items() if queue in blind}
@@ -230,5 +233,5 @@ def _blind_from(history: History, message_of: dict[str, str]) -> dict[str, float
 def _cut(o: HistoryOp, part_key: str, part_of_each: list[str]) -> HistoryOp:
     """A receive's answer cut to the messages of one part (`part_of_each`: each message's, in the answer's order)."""
     assert isinstance(o.response, ReceiveOk)
-    return replace(o, response=ReceiveOk(tuple(m for m, part in zip(o.response.messages, part_of_each, strict=True)
-                                               if part == part_key)))
+    return copied(o, response=ReceiveOk(tuple(m for m, part in zip(o.response.messages, part_of_each, strict=True)
+                                              if part == part_key)))

@@ -51,6 +51,15 @@ class Judged:
         return _plain(verdict.outcome.rules, verdict.decisive)
 
     @functools.cached_property
+    def rule_set(self) -> frozenset[str]:
+        """`rules` as a set, made once: shared by every step of one kind (`_plain`)."""
+        return frozenset(self.rules)
+
+    @functools.cached_property
+    def decisive_set(self) -> frozenset[str]:
+        return frozenset(self.decisive)
+
+    @functools.cached_property
     def decided(self) -> frozenset[str]:
         """As `Verdict.decided`: exercised decisively, or broken."""
         return frozenset(self.decisive) | {d.rule for d in self.divergences}
