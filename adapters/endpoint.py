@@ -256,38 +256,44 @@ class EndpointTarget(SqsApiTarget):
             url = client.create_queue(**kind, tags=self.tags)["QueueUrl"]
             client.send_message(QueueUrl=url, MessageBody="time travel probe",
                                 **({"MessageGroupId": "probe"} if fifo else {}))
-            lags: list[float | None] = []
+            lags: list[float] = []
             for _ in range(lag_samples):  # samples of the lag before the long jump
-                lags.append(self._lag_after_a_move(url))
-                if lags[-1] is None:
+                lag = self._lag_after_a_move(url)
+                if lag is None:
                     how, unseen, instead = self._moved_words()
                     raise TimeTravelUnsupported(
                         f"{self.name}: a message hidden for 30 s stayed hidden after the clock moved 31 s {how} "
                         f"({unseen}): {instead}")
-            if not long_jump:
-                return settle_for([lag for lag in lags if lag is not None])
-            self.clock.advance(TIME_TRAVEL_JUMP)
-            taken = client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages")
-            started = time.monotonic()
-            client.receive_message(QueueUrl=url, WaitTimeSeconds=1)  # nothing to return: it waits its second
-            polled = time.monotonic() - started
-            wrong = [] if taken else ["the message was not receivable"]
-            wrong += [] if 0.5 <= polled <= 5 else [f"a 1 s long poll took {polled:.1f} s"]
-            if taken and not wrong:
-                lags.append(self._lag_after_a_move(url, received=True))
-                if lags[-1] is None:
-                    wrong.append("a message hidden for 30 s stayed hidden after 31 s more")
-            if wrong:
-                how, _, instead = self._moved_words()
-                raise TimeTravelUnsupported(
-                    f"{self.name}: after the clock moved {TIME_TRAVEL_JUMP / 3600:g} h {how} it no longer keeps "
-                    f"time ({'; '.join(wrong)}): {instead}")
-            return settle_for([lag for lag in lags if lag is not None])
+                lags.append(lag)
+            if long_jump:
+                lags.append(self._lag_after_the_long_jump(url))
+            return settle_for(lags)
         except (botocore.exceptions.ClientError, *UNANSWERED) as error:
             raise TargetError(f"{self.name}: the time-travel probe failed: {redact(str(error))}") from None
         finally:
             if url is not None:
                 self._forget_queue(url)
+
+    def _lag_after_the_long_jump(self, url: str) -> float:
+        """Jump TIME_TRAVEL_JUMP: the message must be receivable, a 1 s long poll must last about its second, and a
+        move of 31 s must still bring the message back; the real seconds that took."""
+        client = self.client
+        self.clock.advance(TIME_TRAVEL_JUMP)
+        taken = client.receive_message(QueueUrl=url, VisibilityTimeout=30).get("Messages")
+        started = time.monotonic()
+        client.receive_message(QueueUrl=url, WaitTimeSeconds=1)  # nothing to return: it waits its second
+        polled = time.monotonic() - started
+        wrong = [] if taken else ["the message was not receivable"]
+        wrong += [] if 0.5 <= polled <= 5 else [f"a 1 s long poll took {polled:.1f} s"]
+        if not wrong:
+            lag = self._lag_after_a_move(url, received=True)
+            if lag is not None:
+                return lag
+            wrong.append("a message hidden for 30 s stayed hidden after 31 s more")
+        how, _, instead = self._moved_words()
+        raise TimeTravelUnsupported(
+            f"{self.name}: after the clock moved {TIME_TRAVEL_JUMP / 3600:g} h {how} it no longer keeps "
+            f"time ({'; '.join(wrong)}): {instead}")
 
     def _lag_after_a_move(self, url: str, received: bool = False) -> float | None:
         """Receive the message for 30 s (unless `received`), move the clock 31 s: the real seconds until a receive
