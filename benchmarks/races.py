@@ -9,9 +9,10 @@ they measure tuning), and the designs written from the documents alone by someon
 
 Each race is run case by case (one case: 8 threads, 12 rounds) until a case shows a divergence, at most
 --max-cases, once per seed; the time to catch is the median over the seeds that caught it, counting every case
-it took. A
-race a single client could see is none of these (each design's single-client suite conforms on them); a rule a
-design breaks by its author's stated choice, which a single client shows too, is left out of its score.
+it took. A race a single client could see is none of these (each design's single-client suite conforms on them); a
+rule a design breaks by its author's stated choice, which a single client shows too, is left out of its score. A
+race whose every effect the evidence permits (named in the table with its row; a history of each conforms in
+tests/concurrent/test_history_checker.py) is shown, and left out of the score unless caught.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ class Design:
     breaks: str = ""  # the rule its author said it breaks ("" for a correct design)
     # Rules the design diverges on by its author's choice, which a single client shows as well: not races
     single_client: frozenset[str] = frozenset()
+    # Why all its race shows is permitted (a history of it conforms in tests/concurrent/test_history_checker.py):
+    # not caught, it is no miss, and it is not scored
+    permitted_by: str = ""
 
 
 def designs() -> list[Design]:
@@ -50,7 +54,12 @@ def designs() -> list[Design]:
     from benchmarks.reference_designs.spoolq.variants import VARIANTS as SPOOL_VARIANTS
 
     found = [Design("own", f"redisq.{m.name}", m.profile, m.target, m.breaks) for m in RACES]
-    found += [Design("independent", f"pgq.{v.__name__}", "sqs-standard", v) for v in PG_VARIANTS]
+    # Of the PostgreSQL variants, three race into what a standard queue may do: a delete or a change through an
+    # older handle may act on the message received again since, and a send overlapping a purge may come after it.
+    permitted = {"DeleteStaleHandle": "evidence row `delete-stale`", "ChangeReadThenWrite": "evidence row `cmv-stale`",
+                 "PurgeWithoutLock": "a send inside the purge's window may take effect after it"}
+    found += [Design("independent", f"pgq.{v.__name__}", "sqs-standard", v,
+                     permitted_by=permitted.get(v.__name__, "")) for v in PG_VARIANTS]
     spool_choices = frozenset({"PURGE-IN-PROGRESS"})  # its README: no 60-second purge limit
     found += [Design("independent", f"spoolq.{v.__name__}", "sqs-standard", v, single_client=spool_choices)
               for v in SPOOL_VARIANTS]
@@ -123,10 +132,10 @@ def main() -> None:
             print(f"\n### {group}: " + {"own": "races written beside the checker (tuning)",
                                         "independent": "designs written from the documents alone (power)",
                                         "correct": "correct designs (any finding is a false alarm)"}[group])
-            print("\n| design | profile | caught | median s to catch | median cases to catch | rules shown | "
-                  "shortest history |")
-            print("|---|---|---|---|---|---|---|")
-            caught = total = 0
+            print("\n| design | profile | its race breaks a rule | caught | median s to catch | median cases to catch "
+                  "| rules shown | shortest history |")
+            print("|---|---|---|---|---|---|---|---|")
+            caught = total = permitted = 0
             for design in [d for d in designs() if d.group == group]:
                 runs = [until_caught(design, seed, args.max_cases) for seed in range(args.seeds)]
                 hits = [r for r in runs if r.caught]
@@ -136,12 +145,20 @@ def main() -> None:
                 # to catch: over the seeds that caught it (one that did not only gave up after --max-cases)
                 median = f"{statistics.median(r.seconds for r in hits):.1f}" if hits else "-"
                 cases = f"{statistics.median(r.cases for r in hits):.0f}" if hits else "-"
-                total += 1
-                caught += bool(hits) if group != "correct" else not hits
-                print(f"| {design.name} | {design.profile} | {len(hits)}/{len(runs)} | {median} | {cases} | "
-                      f"{', '.join(rules) or '-'} | {shortest if shortest is not None else '-'} |")
+                breaks = "-" if group == "correct" else \
+                    f"no: {design.permitted_by}" if design.permitted_by else "yes"
+                if design.permitted_by and not hits:
+                    permitted += 1  # no miss: nothing it shows is forbidden
+                else:
+                    total += 1
+                    caught += bool(hits) if group != "correct" else not hits
+                print(f"| {design.name} | {design.profile} | {breaks} | {len(hits)}/{len(runs)} | {median} | {cases} "
+                      f"| {', '.join(rules) or '-'} | {shortest if shortest is not None else '-'} |")
             said = ("conform (no finding in any" if group == "correct" else "caught (in at least one")
-            print(f"\n{caught} of {total} {said} of {args.seeds} seeds, {args.max_cases} cases at most each)")
+            unscored = f"; {permitted} more whose race only shows what the evidence permits, not scored" \
+                if permitted else ""
+            print(f"\n{caught} of {total} {said} of {args.seeds} seeds, {args.max_cases} cases at most each)"
+                  f"{unscored}")
 
 
 if __name__ == "__main__":

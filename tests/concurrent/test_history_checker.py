@@ -12,7 +12,7 @@ from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, NOTES_
 from sqs_conformance.model import Model
 from sqs_conformance.model.state import Timing
 from sqs_conformance.model.values import (
-    ChangeMessageVisibility, ChangeOk, DeleteMessage, Ok, ReceiveMessage, ReceiveOk, Unknown,
+    ChangeMessageVisibility, ChangeOk, DeleteMessage, Ok, PurgeQueue, ReceiveMessage, ReceiveOk, Unknown,
 )
 from tests.concurrent.histories import Story, eight_clients_on
 from tests.concurrent.targets import ForgetfulConsumers
@@ -120,6 +120,43 @@ def test_the_same_receive_after_the_delete_surely_took_effect_is_flagged():
                .do(0, DeleteMessage("q", "h1"), Ok(), 0, 3.0, 3.05)
                .received(1, [("m1", "h2", 2)], 0, 3.1, 3.2).done())
     assert violated(history) == {"DEL-REMOVES"}
+
+
+# What a design's race shows that the evidence permits on a standard queue: the PostgreSQL design's variants
+# DeleteStaleHandle, ChangeReadThenWrite and PurgeWithoutLock (benchmarks/reference_designs/pgq/variants.py), which no
+# run of `benchmarks.races` catches, for these reasons.
+
+def test_a_delete_through_an_expired_handle_may_remove_the_message_another_consumer_received_since():
+    # DeleteStaleHandle: c0's delete checked h1 current, h1 lapsed, c1 received m1 again, the delete removed it.
+    # Evidence row `delete-stale`: a delete with an older handle succeeds and the message may or may not go.
+    history = (Story(timeout=5).send(0, "m1", 0, 1.0, 1.1).received(0, [("m1", "h1", 1)], 0, 2.0, 2.1)
+               .do(0, DeleteMessage("q", "h1"), Ok(), 6, 3.0, 3.3)
+               .received(1, [("m1", "h2", 2)], 6, 3.1, 3.2)
+               .received(1, [], 20, 4.0, 4.1, wait_time_seconds=3).done())  # gone, though h2 lapsed at 11
+    assert check_history(history).conforms
+
+
+def test_a_change_through_an_expired_handle_answered_ok_while_the_message_is_deleted_is_permitted():
+    # ChangeReadThenWrite: c0's change read m1 through h1 (lapsed), c1 received it again and deleted it, the change
+    # then wrote nothing and answered OK. Evidence row `cmv-stale`: a change through an earlier receive's handle is
+    # accepted; taking effect before the delete, it leaves nothing to see.
+    history = (Story(timeout=5).send(0, "m1", 0, 1.0, 1.1).received(0, [("m1", "h1", 1)], 0, 2.0, 2.1)
+               .received(1, [("m1", "h2", 2)], 6, 3.0, 3.1)
+               .do(0, ChangeMessageVisibility("q", "h1", 30), ChangeOk(), 6, 3.2, 3.6)
+               .do(1, DeleteMessage("q", "h2"), Ok(), 6, 3.3, 3.4)
+               .received(1, [], 40, 4.0, 4.1, wait_time_seconds=3).done())
+    assert check_history(history).conforms
+
+
+def test_a_message_sent_while_a_purge_is_under_way_may_survive_it_and_one_sent_before_may_not():
+    # PurgeWithoutLock: a send answered inside the purge's window survives it (the send may come after the purge);
+    # a send answered before the purge was sent must not (PURGE-ALL).
+    def story(send_answered: float) -> History:
+        return (Story().do(0, PurgeQueue("q"), Ok(), 5, 2.0, 2.5).send(1, "m1", 5, 1.9, send_answered)
+                .received(1, [("m1", "h1", 1)], 6, 3.0, 3.1, wait_time_seconds=3).done())
+
+    assert check_history(story(send_answered=2.2)).conforms
+    assert violated(story(send_answered=1.95)) == {"PURGE-ALL"}
 
 
 def test_a_lost_receive_answer_leaves_both_worlds_open():
