@@ -306,21 +306,12 @@ def play(session: Session, case: Iterable[tuple[float, Operation]]) -> Iterator[
         op = session.sendable(stored)
         if op is None:
             return
-        if schedule is not None:
-            advance = schedule.wait_before(advance)
-        if advance:
-            session.advance(advance)
-        if schedule is not None:
-            schedule.sending()
         try:
-            step = session.execute(op)
+            step = timed_step(session, schedule, advance, op)
         except Unsupported:
             if isinstance(op, CreateQueue):
                 return
             continue
-        finally:
-            if schedule is not None:
-                schedule.answered()
         yield step
         if step.ends_case:
             return
@@ -356,6 +347,22 @@ class Schedule:
         self._planned += JUDGED_LATENCY
         if now - self._sent_at > WAIT_NOT_LATENCY:
             self._planned = max(self._planned, now)
+
+
+def timed_step(session: Session, schedule: Schedule | None, advance: float, op: Operation) -> Step:
+    """One step of a stored case: its wait, then its request; kept to the case's plan where there is a
+    `schedule`."""
+    if schedule is not None:
+        advance = schedule.wait_before(advance)
+    if advance:
+        session.advance(advance)
+    if schedule is None:
+        return session.execute(op)
+    schedule.sending()
+    try:
+        return session.execute(op)
+    finally:
+        schedule.answered()
 
 
 def _returned(observed: Response) -> list[str]:

@@ -377,6 +377,27 @@ def test_a_stored_case_on_a_moved_clock_makes_up_for_slow_requests_in_its_next_w
     assert steps[4].invoke - steps[3].complete == pytest.approx(3.0, abs=1e-6)
 
 
+def test_witnesses_of_a_moved_clock_are_checked_as_its_runs_play_them_busy_or_not():
+    """On the model judged as a moved clock's target is, a request as slow as a busy target's is made up for by the
+    next wait, as a run's `Schedule` does (on a real clock's, the drift stays); and a stored witness counts as
+    reaching its aim only where it does so with requests that slow too."""
+    from sqs_conformance.conformance.session import JUDGED_LATENCY
+    from sqs_conformance.conformance.witnesses import judged
+
+    case = [(0.0, CreateQueue("q")), (0.0, SendMessage("q", "m")), (5.0, ReceiveMessage("q"))]
+    for pace, sent_at in (("shifted", 2 * JUDGED_LATENCY + 5.0), ("real", 2 * judged.BUSY_LATENCY + 5.0)):
+        busy = judged.JudgedModel("sqs-standard", judged.BUSY_LATENCY)
+        session, _ = judged.replayed_on_model("sqs-standard", pace, case, busy)
+        assert session.steps[2].invoke == pytest.approx(sent_at), pace
+
+    catalogue = witnesses.load("sqs-standard", "shifted")
+    assert witnesses.stale(catalogue) == []
+    judged_only_at_plan = pytest.MonkeyPatch.context()
+    with judged_only_at_plan as patch:
+        patch.setattr(judged, "BUSY_LATENCY", 3.0)  # slower than many of its witnesses' margins
+        assert any("no longer reaches" in problem for problem in witnesses.stale(catalogue))
+
+
 def test_a_stored_case_on_a_real_clock_waits_what_it_says():
     """On a real clock the waits are seconds, and a wider window than planned needs the drift (see `Schedule`)."""
     from sqs_conformance.conformance.session import Session, play
