@@ -12,8 +12,8 @@ Each race is run case by case (one case: 8 threads, 12 rounds) until a case show
 per seed; the time to catch is the median over the seeds that caught it, counting every case it took. A correct
 design is run as long, each case a chance of a false alarm. A race a single client could see is none of these (each
 design's single-client suite conforms on them); a rule a design breaks by its author's stated choice, which a
-single client shows too, is left out of its score. A race whose every effect the evidence permits (named in the
-table with its row; a history of each conforms in tests/concurrent/test_history_checker.py) is shown, and left out
+single client shows too, is left out of its score. A race whose every effect the evidence permits (the table says
+why; a history of each conforms in tests/concurrent/test_history_checker.py) is shown, and left out
 of the score unless caught.
 """
 
@@ -147,7 +147,7 @@ def main() -> None:
                 rules = sorted({rule for r in hits if r.result for rule in r.result.findings}
                                | {f"error ({r.error})" for r in hits if r.error})
                 shortest = min((f.size for r in hits if r.result for f in r.result.findings.values()), default=None)
-                # to catch: over the seeds that caught it (one that did not only gave up after --max-cases)
+                # to catch: over the seeds that caught it (one that did not gave up at --seconds or --max-cases)
                 median = f"{statistics.median(r.seconds for r in hits):.1f}" if hits else "-"
                 cases = f"{statistics.median(r.cases for r in hits):.0f}" if hits else "-"
                 breaks = "-" if group == "correct" else \
@@ -163,8 +163,7 @@ def main() -> None:
             unscored = f"; {permitted} more whose race only shows what the evidence permits, not scored" \
                 if permitted else ""
             print(f"\n{caught} of {total} {said} of {args.seeds} seeds, {args.seconds:g} s and {args.max_cases} "
-                  f"cases at most each)"
-                  f"{unscored}")
+                  f"cases at most each){unscored}")
 
 
 if __name__ == "__main__":
