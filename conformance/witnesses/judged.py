@@ -108,8 +108,14 @@ def reached_steadily(profile: str, pace: str, steps: Case) -> set[Aim]:
     leave a run on such a target undecided."""
     reached = replayed_on_model(profile, pace, steps)[1]
     if pace != "virtual" and reached:
-        reached &= replayed_on_model(profile, pace, steps, JudgedModel(profile, BUSY_LATENCY))[1]
+        reached &= reached_when_busy(profile, pace, steps)
     return reached
+
+
+def reached_when_busy(profile: str, pace: str, steps: Case) -> set[Aim]:
+    """The aims a case reaches with requests as slow as a busy emulator's (BUSY_LATENCY), played as a run on a
+    clock of `pace` plays it."""
+    return replayed_on_model(profile, pace, steps, JudgedModel(profile, BUSY_LATENCY))[1]
 
 
 def stale(catalogue: Catalogue) -> list[str]:

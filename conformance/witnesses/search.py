@@ -15,7 +15,7 @@ from sqs_conformance.conformance.machine import REAL_MAX_WAIT, Run, build_machin
 from sqs_conformance.conformance.session import Step
 from sqs_conformance.conformance.witnesses.catalogue import Aim, Catalogue, Witness, aims_of
 from sqs_conformance.conformance.witnesses.judged import (
-    aims_covered, aims_reached, judged_model, reached_steadily, replayed_on_model,
+    aims_covered, aims_reached, judged_model, reached_when_busy, replayed_on_model,
 )
 from sqs_conformance.conformance.witnesses.probes import with_probes
 from sqs_conformance.conformance.witnesses.trimming import case_of, fewest_steps
@@ -107,7 +107,7 @@ def _witness_from_steps(profile: str, pace: str, aim: Aim, steps: list[Step]) ->
 
 def _reaching(profile: str, pace: str, aim: Aim, case: Case) -> list[Step] | None:
     """The case replayed on the model up to the first step that reaches the aim, or None if none does, on a real or
-    moved clock also with requests as slow as a busy target's (`reached_steadily`), or if it waits longer than a
+    moved clock also with requests as slow as a busy target's (`reached_when_busy`), or if it waits longer than a
     real clock sleeps (leaving a step out adds its wait and its time to the next one's)."""
     if pace == "real" and any(advance > REAL_MAX_WAIT for advance, _ in case):
         return None
@@ -116,7 +116,8 @@ def _reaching(profile: str, pace: str, aim: Aim, case: Case) -> list[Step] | Non
     except Unsupported:  # a simpler case the model cannot play (a queue made twice once a refusal is left out)
         return None
     reaching = next((steps[:i + 1] for i, step in enumerate(steps) if aim in aims_of(step)), None)
-    if reaching is not None and pace != "virtual" and aim not in reached_steadily(profile, pace, case_of(reaching)):
+    # the prefix reaches it as judged at plan (the replay above): as a busy target is judged, it must too
+    if reaching is not None and pace != "virtual" and aim not in reached_when_busy(profile, pace, case_of(reaching)):
         return None
     return reaching
 
