@@ -12,6 +12,7 @@ the order found, by the same policy as a single case of every other run (`redeli
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import closing
 from dataclasses import dataclass
 
 from sqs_conformance.conformance.collector import fewer_collections
@@ -121,41 +122,43 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
     noted: dict[str, list[Part]] = {}  # per rule, the parts its early returns were in, in the order counted
     undecided: list[Part] = []
     held: list[Held] = []
-    for part, found in zip(decomposed.parts, searched(decomposed.parts, base, budget, workers), strict=True):
-        if found.status == "undecided":
-            undecided.append(part)
-            for o in part.ops:
-                steps[o.index].add(StepVerdict.UNORDERED)
-            continue
-        for position, judged in zip(found.order, found.verdicts, strict=True):
-            o = part.ops[position]
-            if not judged.notes:  # nearly every step: nothing to count but the rules it decided
-                early.not_rare(judged.decided, ())
-                steps[o.index].add(StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK, judged.rule_set,
-                                   judged.decisive_set)
+    # Each part is counted as it comes back, while the rest are searched; a stop closes the search at once.
+    with closing(searched(decomposed.parts, base, budget, workers)) as results:
+        for part, found in zip(decomposed.parts, results, strict=True):
+            if found.status == "undecided":
+                undecided.append(part)
+                for o in part.ops:
+                    steps[o.index].add(StepVerdict.UNORDERED)
                 continue
-            for note in judged.notes:
-                noted.setdefault(note.rule, [])
-                if part not in noted[note.rule]:
-                    noted[note.rule].append(part)
-            not_rare = early.not_rare(judged.decided, judged.notes)
-            repeated += [(o, d, list(noted.get(d.rule, [part]))) for d in not_rare]
-            steps[o.index].add(StepVerdict.DIVERGENCE if not_rare else StepVerdict.NOTE if judged.notes else
-                               StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK,
-                               judged.rule_set, judged.decisive_set, not_rare, judged.notes)
-        held += found.held
-        if found.status == "none":
-            assert found.failed_at is not None and found.failure is not None
-            o, judged = part.ops[found.failed_at], found.failure
-            divergence = judged.divergences[0] if judged.divergences else Divergence(
-                judged.rules[:1] or (RCV_INTEGRITY,), "an answer the model can follow", "one it cannot", ())
-            violations.append(Violation(part, o, divergence, [part.ops[p] for p in found.order]))
-            steps[o.index].add(StepVerdict.DIVERGENCE, judged.rule_set, frozenset((divergence.rule,)),
-                               judged.divergences)
-            placed = {part.ops[p].index for p in found.order} | {o.index}
-            for other in part.ops:
-                if other.index not in placed:
-                    steps[other.index].add(StepVerdict.BEHIND)
+            for position, judged in zip(found.order, found.verdicts, strict=True):
+                o = part.ops[position]
+                if not judged.notes:  # nearly every step: nothing to count but the rules it decided
+                    early.not_rare(judged.decided, ())
+                    steps[o.index].add(StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK, judged.rule_set,
+                                       judged.decisive_set)
+                    continue
+                for note in judged.notes:
+                    noted.setdefault(note.rule, [])
+                    if part not in noted[note.rule]:
+                        noted[note.rule].append(part)
+                not_rare = early.not_rare(judged.decided, judged.notes)
+                repeated += [(o, d, list(noted.get(d.rule, [part]))) for d in not_rare]
+                steps[o.index].add(StepVerdict.DIVERGENCE if not_rare else StepVerdict.NOTE if judged.notes else
+                                   StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK,
+                                   judged.rule_set, judged.decisive_set, not_rare, judged.notes)
+            held += found.held
+            if found.status == "none":
+                assert found.failed_at is not None and found.failure is not None
+                o, judged = part.ops[found.failed_at], found.failure
+                divergence = judged.divergences[0] if judged.divergences else Divergence(
+                    judged.rules[:1] or (RCV_INTEGRITY,), "an answer the model can follow", "one it cannot", ())
+                violations.append(Violation(part, o, divergence, [part.ops[p] for p in found.order]))
+                steps[o.index].add(StepVerdict.DIVERGENCE, judged.rule_set, frozenset((divergence.rule,)),
+                                   judged.divergences)
+                placed = {part.ops[p].index for p in found.order} | {o.index}
+                for other in part.ops:
+                    if other.index not in placed:
+                        steps[other.index].add(StepVerdict.BEHIND)
     _exclusive_receives(steps, held, history.tolerance)
     return HistoryVerdict(steps, violations, repeated, undecided, decomposed)
 

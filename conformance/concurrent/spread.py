@@ -3,8 +3,10 @@
 Parts are independent (`parts.py`), so a pool of forked processes, each with the history it inherited, searches a
 share of them and sends back what the checker keeps of each (`Searched`: the order, its `Judged` steps, the
 receipts held). Everything after the search (early returns counted in part order, RCV-EXCLUSIVE) stays in this
-process, so the verdict is the same spread or not. Only where it pays and is safe: SPREAD_FROM operations or more,
-more than one core, and a process that may fork (one thread only: a fork copies a lock another thread holds).
+process, so the verdict is the same spread or not; the parts come back in order as they are searched, so that
+this process counts each while the workers search the next (it would otherwise wait idle, then count alone).
+Only where it pays and is safe: SPREAD_FROM operations or more, more than one core, and a process that may fork (one
+thread only: a fork copies a lock another thread holds).
 
 Ctrl-C reaches the whole process group: the workers ignore it and leave the stop to this process, which ends them
 all (`Pool.terminate`, a SIGTERM each, which they take as it comes). A worker that died of it instead would be
@@ -18,6 +20,7 @@ import multiprocessing
 import os
 import signal
 import threading
+from collections.abc import Generator
 
 from sqs_conformance.conformance.concurrent.parts import Part
 from sqs_conformance.conformance.concurrent.search import Searched, search
@@ -30,12 +33,16 @@ CHUNKS_PER_WORKER = 16  # parts differ in size (the queue's own part is large): 
 _work: tuple[list[Part], Model, int] | None = None  # what the forked workers inherit
 
 
-def searched(parts: list[Part], base: Model, budget: int, workers: int | None = None) -> list[Searched]:
-    """Each part's search, in the parts' order; by `workers` processes (None: as many as pay and are safe here)."""
+def searched(parts: list[Part], base: Model, budget: int, workers: int | None = None
+             ) -> Generator[Searched, None, None]:
+    """Each part's search, in the parts' order, each as soon as it and those before it are searched; by `workers`
+    processes (None: as many as pay and are safe here). The pool lives while the caller reads: closing the
+    iterator early (a stop, an error) ends it."""
     if workers is None:
         workers = workers_for(sum(len(p.ops) for p in parts))
     if workers < 2:
-        return [search(p.ops, base, budget) for p in parts]
+        yield from (search(p.ops, base, budget) for p in parts)
+        return
     global _work
     _work = (parts, base, budget)
     try:
@@ -44,8 +51,8 @@ def searched(parts: list[Part], base: Model, budget: int, workers: int | None = 
         try:
             with multiprocessing.get_context("fork").Pool(workers, initializer=_leave_the_stop_to_the_parent) as pool:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
-                return pool.map(_search_part, range(len(parts)),
-                                chunksize=max(1, len(parts) // (workers * CHUNKS_PER_WORKER)))
+                yield from pool.imap(_search_part, range(len(parts)),
+                                     chunksize=max(1, len(parts) // (workers * CHUNKS_PER_WORKER)))
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
     finally:

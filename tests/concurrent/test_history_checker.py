@@ -1,6 +1,7 @@
 """The history checker on hand-made histories: ones that MUST be flagged (naming the rule among consumers) and ones
 that must NOT (an order exists that explains every answer, or an answer was lost)."""
 
+import multiprocessing
 from dataclasses import replace
 
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from sqs_conformance.conformance.concurrent.checker import check_history
 from sqs_conformance.conformance.concurrent.history import History
 from sqs_conformance.conformance.concurrent.parts import decompose
+from sqs_conformance.conformance.concurrent.spread import searched
 from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, NOTES_TRIED, search, search_with
 from sqs_conformance.model import Model
 from sqs_conformance.model.state import Timing
@@ -220,6 +222,22 @@ def test_parts_searched_in_two_processes_give_the_verdict_of_one(profile):
     assert [(o.index, d, [p.key for p in parts]) for o, d, parts in spread.repeated] == \
         [(o.index, d, [p.key for p in parts]) for o, d, parts in alone.repeated]
 
+
+
+def test_a_spread_search_read_in_part_order_and_closed_early_leaves_no_worker_behind():
+    """The checker counts each part as it comes back while the workers search on (`spread.searched`): the parts
+    come in their order, the same as searched alone, and a stop after the first (the iterator closed) ends the
+    pool's processes there and then."""
+    history = eight_clients_on(ForgetfulConsumers("sqs-standard"), "sqs-standard", seed=3, rounds=12)
+    parts = decompose(history).parts
+    base = Model(history.profile, Timing(windowed=True, tolerance=history.tolerance), indexed=False)
+    alone = [search(p.ops, base).order for p in parts]
+    assert [found.order for found in searched(parts, base, DEFAULT_BUDGET, workers=2)] == alone
+    results = searched(parts, base, DEFAULT_BUDGET, workers=2)
+    assert next(results).order == alone[0]
+    assert multiprocessing.active_children()
+    results.close()
+    assert not multiprocessing.active_children()
 
 def _turning_back() -> list[History]:
     """Histories whose search must go back: a receive sent before the send of the message it returned (taken
