@@ -10,10 +10,12 @@ installed into its folder.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -176,3 +178,62 @@ def start(emu: Emulator, home: Path = EMULATORS_HOME, faketime: FakeTime | None 
 
 def start_moto_server(faketime: FakeTime | None = None) -> LocalServer:
     return start(EMULATORS["moto-server"], faketime=faketime)
+
+
+class MovedServersStarting:
+    """`count` more servers of `emu`, each under libfaketime on a clock of its own, started at once in threads of
+    their own while the caller goes on (the first server's probe, seconds of waiting): what a moved clock's
+    witnesses take as servers of their own (`EmulatorTarget.another_connection`). `stop()` stops every one not
+    taken, those still starting as soon as they are up. The threads are daemons and each server ends with the
+    suite (`servers._end_with_parent`): a stop of the suite does not wait for a start."""
+
+    def __init__(self, emu: Emulator, count: int, folder: Path) -> None:
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._untaken: list[concurrent.futures.Future[tuple[LocalServer, FakeTime]]] = []
+        for index in range(count):
+            future: concurrent.futures.Future[tuple[LocalServer, FakeTime]] = concurrent.futures.Future()
+            self._untaken.append(future)
+            threading.Thread(target=self._start, args=(emu, folder, future), name=f"moved-server-{index}",
+                             daemon=True).start()
+
+    @staticmethod
+    def _start(emu: Emulator, folder: Path, future: concurrent.futures.Future) -> None:
+        faketime = FakeTime(folder)
+        try:
+            future.set_result((start(emu, faketime=faketime), faketime))
+        except BaseException as error:  # a server that did not start: its taker is told why
+            faketime.remove()
+            future.set_exception(error)
+
+    def take(self) -> tuple[LocalServer, FakeTime] | None:
+        """One of the servers, with the clock it reads, once it is up (raising why it did not start); None once
+        every one is taken or they were stopped."""
+        with self._lock:
+            if self._stopped or not self._untaken:
+                return None
+            future = self._untaken.pop(0)
+        return future.result()
+
+    def stop(self) -> None:
+        """Every server not taken stopped: those up at once, side by side (each stop may wait out its grace); those
+        still starting by their own thread as soon as they are up."""
+        with self._lock:
+            self._stopped, untaken, self._untaken = True, self._untaken, []
+        up = [future for future in untaken if future.done()]
+        for future in untaken:
+            if future not in up:
+                future.add_done_callback(_stop_started)
+        stopping = [threading.Thread(target=_stop_started, args=(future,), name="moved-server-stop")
+                    for future in up]
+        for thread in stopping:
+            thread.start()
+        for thread in stopping:
+            thread.join()
+
+
+def _stop_started(future: concurrent.futures.Future) -> None:
+    if future.exception() is None:
+        server, faketime = future.result()
+        server.stop()
+        faketime.remove()

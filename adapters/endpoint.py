@@ -23,7 +23,7 @@ from sqs_conformance.adapters.base import (
     SCAN_MARGIN, RealClock, SharedView, ShiftedClock, Target, TargetError, redact,
 )
 from sqs_conformance.adapters.scan_sentinel import ScanSentinel
-from sqs_conformance.adapters.servers import FakeTime
+from sqs_conformance.adapters.servers import FakeTime, LocalServer
 from sqs_conformance.adapters.sqs_api import CLIENT_CONFIG, UNANSWERED, SqsApiTarget, queue_url_parts, worth_another_try
 
 RUN_TAG = "sqs-conformance-run"
@@ -47,6 +47,8 @@ class BudgetExhausted(TargetError):
 # time-travel probe moves it this far too, and checks the emulator still keeps time.
 TIME_TRAVEL_JUMP = 25 * 3600
 
+
+MOVED_CLOCKS = Path(".sqs-conformance") / "faketime"  # the offset files of the servers the suite moves
 
 # How long after a move of its clock an emulator may take to bring back a message the move released (LocalStack
 # scans once a second), before the probe counts it as not following the wall clock.
@@ -338,21 +340,28 @@ def _host(url: str) -> str:
 class EmulatorTarget(EndpointTarget):
     """An emulator the suite installs, starts on loopback and stops at close, checked through the endpoint adapter.
     With `time_travel` it runs under libfaketime: advancing its clock is instant, so the 12-hour ceiling and long
-    timeouts are checked in seconds, while requests are still judged in their real-time windows."""
+    timeouts are checked in seconds, while requests are still judged in their real-time windows. `spares`: on a
+    moved clock, that many more servers started as soon as this one is up, while it is probed, for
+    `another_connection` (a moved clock's witnesses want a dozen, and a dozen take seconds to start)."""
 
     def __init__(self, emulator_name: str = "moto-server", *, max_requests: int | None = None,
                  tolerance: float | None = None, time_travel: bool = False, fifo: bool = False,
                  budget: RequestBudget | None = None, session: boto3.Session | None = None,
-                 say=lambda message: None, settle: float | None = None) -> None:
+                 say=lambda message: None, settle: float | None = None, spares: int = 0,
+                 started: tuple[LocalServer, FakeTime] | None = None) -> None:
+        """`started`: a server already up under libfaketime, with the clock it reads (another's spare)."""
         from sqs_conformance.adapters import emulators
 
         emu = emulators.emulator(emulator_name)
         self._started = (emulator_name, time_travel, fifo)
-        self.server = None
-        faketime = FakeTime(Path(".sqs-conformance") / "faketime") if time_travel else None
+        self.server: LocalServer | None = None
+        self._spares: emulators.MovedServersStarting | None = None
+        faketime = started[1] if started is not None else FakeTime(MOVED_CLOCKS) if time_travel else None
         self.faketime = faketime  # removed with the server, also where it failed to start
         try:
-            self.server = emulators.start(emu, faketime=faketime, say=say)
+            self.server = started[0] if started is not None else emulators.start(emu, faketime=faketime, say=say)
+            if time_travel and spares:
+                self._spares = emulators.MovedServersStarting(emu, spares, MOVED_CLOCKS)
             super().__init__(endpoint_url=self.server.url, max_requests=max_requests, tolerance=tolerance,
                              version=emulators.installed_version(emu), local_credentials=True, budget=budget,
                              session=session, faketime=faketime, fifo=fifo,
@@ -364,11 +373,12 @@ class EmulatorTarget(EndpointTarget):
 
     def another_connection(self) -> EndpointTarget | None:
         """On a real clock another client of this server. On a moved clock, where a move would move the server for
-        every client, another server of the same emulator on a clock of its own, under the same request budget; it
-        stops when that connection is closed."""
+        every client, another server of the same emulator on a clock of its own (a spare while any is left), under
+        the same request budget; it stops when that connection is closed."""
         if self.faketime is None:
             return super().another_connection()
         emulator_name, _, fifo = self._started
+        started = self._spares.take() if self._spares is not None else None
         # The same build under the same libfaketime as this one, whose whole probe it passed: one move of 31 s shows
         # that it follows its own file, and it settles as this one does (a long jump of its own cost LocalStack
         # most of a second of CPU, catching up its scan once for every second jumped; a lag measured once may fall
@@ -376,12 +386,14 @@ class EmulatorTarget(EndpointTarget):
         settle = self.clock.settle if isinstance(self.clock, ShiftedClock) else None
         return EmulatorTarget(emulator_name, tolerance=self.tolerance, time_travel=True, fifo=fifo,
                               budget=self.budget, session=self.session,  # its service model loaded once
-                              settle=settle)
+                              settle=settle, started=started)  # stopped by it, also where its probe fails
 
     def _moved_words(self) -> tuple[str, str, str]:
         return "under libfaketime", "its timers do not follow the wall clock", "check it on a real clock"
 
     def _stop_server(self) -> None:
+        if self._spares is not None:
+            self._spares.stop()
         if self.server is not None:
             self.server.stop()
         if self.faketime is not None:

@@ -51,6 +51,9 @@ class EndpointOptions:
     faketime_file: Path | None = None
     # more servers of the same kind, each under libfaketime reading a file of its own: (URL, file) each
     more_moved: tuple[tuple[str, Path], ...] = ()
+    # --target EMULATOR:faketime: more servers started beside the first, while it is probed, for the connections a
+    # run's witnesses open (each a server of its own on a moved clock)
+    moved_spares: int = 0
 
 
 def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOptions(), say=lambda message: None
@@ -85,7 +88,8 @@ def make_target(spec: str, profile: str, options: EndpointOptions = EndpointOpti
         from sqs_conformance.model.profiles import get_profile
 
         return EmulatorTarget(kind, max_requests=options.max_requests, tolerance=options.tolerance,
-                              time_travel=spec.endswith(TIME_TRAVEL), fifo=get_profile(profile).fifo, say=say)
+                              time_travel=spec.endswith(TIME_TRAVEL), fifo=get_profile(profile).fifo, say=say,
+                              spares=options.moved_spares)
     if kind == "endpoint":
         from sqs_conformance.adapters.endpoint import EndpointTarget
         from sqs_conformance.adapters.servers import FakeTime, offset_in

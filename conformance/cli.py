@@ -166,6 +166,8 @@ def run(target_spec: str, profile: str, examples: int, steps: int, seed: int | N
     if witnesses_only and not witnesses:
         raise OneLineError("--witnesses-only and --no-witnesses leave nothing to run")
     default_jobs = 8 if is_real_clock(target_spec, options) else 1  # waits that are slept overlap across jobs
+    if witnesses:  # on a moved emulator clock they take servers of their own, started while the first is probed
+        options = dataclasses.replace(options, moved_spares=runner.MOVED_CLOCK_SERVERS - 1)
     targets, _ = _opened_for_run(target_spec, profile, options, out_dir, report_dir, jobs or default_jobs)
     target_spec = _as_given(target_spec, options)  # what `confirm` and `cleanup` are told to take
     target = targets[0]

@@ -18,7 +18,7 @@ from pathlib import Path
 from sqs_conformance.adapters.base import TargetError
 from sqs_conformance.adapters.emulators import EMULATORS
 from sqs_conformance.adapters.endpoint import TimeTravelUnsupported
-from sqs_conformance.adapters.registry import TIME_TRAVEL, close_all, make_targets
+from sqs_conformance.adapters.registry import TIME_TRAVEL, EndpointOptions, close_all, make_targets
 from sqs_conformance.conformance import report, runner
 from sqs_conformance.model.rules import rules_for
 
@@ -74,7 +74,9 @@ def check(emulator: str, profile: str, *, examples: int, steps: int, seed: int |
         targets = None
         if not real_clock:
             try:
-                targets = make_targets(emulator + TIME_TRAVEL, profile, say=say)
+                # its witnesses' servers of their own started while the first is probed
+                spares = EndpointOptions(moved_spares=runner.MOVED_CLOCK_SERVERS - 1)
+                targets = make_targets(emulator + TIME_TRAVEL, profile, options=spares, say=say)
                 cell.clock = "libfaketime"
             except TimeTravelUnsupported as why:
                 say(f"{why}; checking it on a real clock with {REAL_CLOCK_JOBS} jobs")

@@ -18,6 +18,7 @@ from sqs_conformance.adapters.base import ShiftedClock, TargetError
 from sqs_conformance.adapters.scan_sentinel import ScanSentinel
 from sqs_conformance.adapters.endpoint import EmulatorTarget, TimeTravelUnsupported, settle_for
 from sqs_conformance.conformance import matrix
+from sqs_conformance.conformance.runner import MOVED_CLOCK_SERVERS
 from sqs_conformance.model.rules import rules_for
 from tests.loopback import LOOPBACK_V4, listening_addresses
 from tests.cli import SQS_CONFORMANCE
@@ -222,15 +223,17 @@ def test_the_matrix_checks_on_a_real_clock_what_cannot_travel_in_time(monkeypatc
 
     asked = []
 
-    def make_targets(spec, profile, jobs=1, say=None):
-        asked.append((spec, jobs))
+    def make_targets(spec, profile, options=None, jobs=1, say=None):
+        asked.append((spec, jobs, options.moved_spares if options is not None else 0))
         if spec.endswith(":faketime"):
             raise TimeTravelUnsupported("its timers do not follow the wall clock")
         return [ModelTarget(profile) for _ in range(jobs)]
 
     monkeypatch.setattr(matrix, "make_targets", make_targets)
     cell = matrix.check("local-aws-sqs", "sqs-standard", examples=3, steps=5, seed=1, out_dir=tmp_path, budget=0)
-    assert asked == [("local-aws-sqs:faketime", 1), ("local-aws-sqs", matrix.REAL_CLOCK_JOBS)]
+    # the moved attempt had its witnesses' servers started beside the first
+    assert asked == [("local-aws-sqs:faketime", 1, MOVED_CLOCK_SERVERS - 1),
+                     ("local-aws-sqs", matrix.REAL_CLOCK_JOBS, 0)]
     assert cell.clock == "real" and not cell.error and cell.cases >= 3
     assert set(cell.verdicts) == {r.id for r in rules_for("sqs-standard")}
     assert "diverges" not in cell.verdicts.values() and "conforms" in cell.verdicts.values()
@@ -242,7 +245,7 @@ def test_a_real_clock_matrix_never_moves_an_emulator_and_witnesses_only_searches
 
     asked = []
 
-    def make_targets(spec, profile, jobs=1, say=None):
+    def make_targets(spec, profile, options=None, jobs=1, say=None):
         asked.append(spec)
         return [ModelTarget(profile) for _ in range(jobs)]
 
@@ -256,7 +259,7 @@ def test_a_real_clock_matrix_never_moves_an_emulator_and_witnesses_only_searches
 
 
 def test_an_emulator_that_does_not_start_is_a_cell_with_its_error(monkeypatch, tmp_path):
-    def make_targets(spec, profile, jobs=1, say=None):
+    def make_targets(spec, profile, options=None, jobs=1, say=None):
         raise TargetError("localstack exited at start (exit code 1)")
 
     monkeypatch.setattr(matrix, "make_targets", make_targets)
@@ -407,7 +410,7 @@ def test_an_emulator_checked_with_many_clients_gets_their_table_on_its_profile(m
     from sqs_conformance.adapters.model_target import ModelTarget
     from tests.concurrent.targets import ForgetfulConsumers
 
-    def make_targets(spec, profile, jobs=1, say=None):
+    def make_targets(spec, profile, options=None, jobs=1, say=None):
         return [ForgetfulConsumers(profile) if spec == "fauxqs" else ModelTarget(profile)]
 
     monkeypatch.setattr(matrix, "make_targets", make_targets)

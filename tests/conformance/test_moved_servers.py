@@ -243,3 +243,59 @@ def test_an_emulators_extra_server_is_probed_by_one_move_and_settles_as_the_firs
             extra.close()
     finally:
         first.close()
+
+
+def test_spare_servers_start_beside_the_first_and_each_stops_with_its_connection_or_the_first():
+    """`spares` servers start as soon as the first is up, while it is probed: `another_connection` takes them (no
+    server started then), each on a clock of its own and probed as an extra; one taken stops with its connection,
+    and those never taken stop when the first is closed, their offset files gone."""
+    from sqs_conformance.adapters.endpoint import EmulatorTarget
+
+    first = EmulatorTarget("moto-server", time_travel=True, spares=2)
+    try:
+        assert first._spares is not None
+        spares = list(first._spares._untaken)
+        started = [future.result(timeout=60) for future in spares]  # up with no connection asked for yet
+        extra = first.another_connection()
+        assert extra is not None
+        try:
+            assert extra.server is started[0][0] and extra.faketime is started[0][1]
+            assert extra.clock.kind == "shifted" and extra.faketime.file != first.faketime.file
+        finally:
+            extra.close()
+        assert started[0][0].process.poll() is not None and started[1][0].process.poll() is None
+    finally:
+        first.close()
+    for server, faketime in started:
+        assert server.process.poll() is not None and not Path(faketime.file).exists()
+
+
+def test_a_spare_that_did_not_start_is_its_takers_error_and_the_rest_still_stop(monkeypatch, tmp_path):
+    """A spare whose start failed is the error of the connection that takes it (the runner leaves that one out);
+    a stop with spares still starting stops each as it comes up."""
+    from sqs_conformance.adapters import emulators
+
+    real_start = emulators.start
+
+    def start(emu, home=emulators.EMULATORS_HOME, faketime=None, say=lambda message: None):
+        if threading.current_thread().name == "moved-server-0":  # the first to be taken
+            raise TargetError("no room for another server")
+        time.sleep(0.5)  # still starting when stopped below
+        return real_start(emu, home, faketime, say)
+
+    monkeypatch.setattr(emulators, "start", start)
+    spares = emulators.MovedServersStarting(emulators.emulator("moto-server"), 2, tmp_path)
+    try:
+        spares.take()
+    except TargetError as error:
+        assert "no room" in str(error)
+    else:
+        raise AssertionError("a spare that did not start was taken")
+    untaken = list(spares._untaken)
+    spares.stop()
+    assert spares.take() is None
+    server, faketime = untaken[0].result(timeout=60)
+    deadline = time.monotonic() + 30  # stopped by the thread that started it, once up
+    while (server.process.poll() is None or Path(faketime.file).exists()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.process.poll() is not None and not Path(faketime.file).exists()
