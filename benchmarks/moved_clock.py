@@ -1,15 +1,17 @@
 """The witnesses on a moved clock against the same on a real clock: wall time, CPU and rules decided, per number of
 servers the witnesses are shared out between.
 
-Runs `run --witnesses-only` as the command does, in this process: EMULATOR (default moto-server) on a real clock
-(its default 8 jobs, each witness connection a client of one server), then EMULATOR:faketime with the witnesses on
-1, 4, 8... servers of their own (runner.MOVED_CLOCK_SERVERS; 1 is how it ran before each moved-clock connection
-got a server of its own). Wall time counts from the first server's start to the last one's stop; CPU is the suite's
-and its servers' (reaped children). Each configuration `--repeat` times, interleaved, since the machine is shared:
-the median is printed. Nothing is asserted: the figures are printed.
+Runs `run --witnesses-only` as the command does, in this process: each EMULATOR (default moto-server) against each
+PROFILE on a real clock (its default 8 jobs, each witness connection a client of one server), then EMULATOR:faketime
+with the witnesses on 1, 4, 8... servers of their own (runner.MOVED_CLOCK_SERVERS; 1 is how it ran before each
+moved-clock connection got a server of its own), those beyond the first started while it is probed, as `run` does.
+Wall time counts from the first server's start to the last one's stop; CPU is the suite's and its servers' (reaped
+children). Each configuration `--repeat` times, interleaved, since the machine is shared: the median is printed,
+and with several emulators or profiles each one's ratios at the end. Nothing is asserted: the figures are
+printed.
 
-    python3 -m benchmarks.moved_clock [--emulator moto-server] [--profile sqs-standard] [--servers 1,4,8]
-                                      [--repeat 3]
+    python3 -m benchmarks.moved_clock [--emulator moto-server ...] [--profile sqs-standard ...]
+                                      [--servers 1,4,8] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -60,22 +62,34 @@ def once(spec: str, profile: str, jobs: int, out: Path) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--emulator", default="moto-server")
-    parser.add_argument("--profile", default="sqs-standard")
+    parser.add_argument("--emulator", action="append", help="repeatable [default: moto-server]")
+    parser.add_argument("--profile", action="append", help="repeatable [default: sqs-standard]")
     parser.add_argument("--servers", default="1,4,8", help="numbers of servers the moved-clock witnesses are on")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     servers = [int(n) for n in args.servers.split(",")]
+    ratios = [(emulator, profile, compared(emulator, profile, servers, args.repeat))
+              for emulator in args.emulator or ["moto-server"] for profile in args.profile or ["sqs-standard"]]
+    if len(ratios) > 1:
+        print("each moved configuration's median wall time against the real clock's:")
+        for emulator, profile, by_label in ratios:
+            print(f"  {emulator:<16} {profile:<13} "
+                  + ", ".join(f"{label}: {ratio:.1f}x" for label, ratio in by_label.items()))
+
+
+def compared(emulator: str, profile: str, servers: list[int], repeat: int) -> dict[str, float]:
+    """Each configuration of one emulator and profile, `repeat` times interleaved; printed, and the medians of its
+    moved configurations' wall times against the real clock's returned."""
     runs: dict[str, list[dict[str, float]]] = {}
-    print(f"{args.emulator} against {args.profile}, witnesses only; load average {os.getloadavg()[0]:.2f} at start")
+    print(f"{emulator} against {profile}, witnesses only; load average {os.getloadavg()[0]:.2f} at start")
     with tempfile.TemporaryDirectory() as tmp:
-        for repeat in range(args.repeat):
-            configurations = [("real clock", args.emulator, REAL_CLOCK_JOBS, None)] + [
-                (f"moved, {n} server{'s' * (n > 1)}", args.emulator + TIME_TRAVEL, 1, n) for n in servers]
+        for round_ in range(repeat):
+            configurations = [("real clock", emulator, REAL_CLOCK_JOBS, None)] + [
+                (f"moved, {n} server{'s' * (n > 1)}", emulator + TIME_TRAVEL, 1, n) for n in servers]
             for label, spec, jobs, count in configurations:
                 if count is not None:
                     runner.MOVED_CLOCK_SERVERS = count
-                figures = once(spec, args.profile, jobs, Path(tmp) / f"{repeat}-{label}")
+                figures = once(spec, profile, jobs, Path(tmp) / f"{round_}-{label}")
                 runs.setdefault(label, []).append(figures)
                 print(f"  {label:<20} {figures['wall']:6.1f} s wall (witnesses {figures['witnesses']:5.1f} s), "
                       f"{figures['cpu']:5.1f} s CPU ({figures['servers_cpu']:.1f} s the servers'), "
@@ -83,11 +97,15 @@ def main() -> None:
                       f"{figures['decided']:.0f}/{figures['reachable']:.0f} rules decided, "
                       f"{figures['diverging']:.0f} diverging", flush=True)
     real = statistics.median(r["wall"] for r in runs["real clock"])
-    print(f"medians of {args.repeat}:")
+    print(f"medians of {repeat}:")
+    ratios = {}
     for label, figures in runs.items():
         wall = statistics.median(r["wall"] for r in figures)
         print(f"  {label:<20} {wall:6.1f} s wall, {statistics.median(r['cpu'] for r in figures):5.1f} s CPU, "
               f"{wall / real:4.1f}x the real clock's")
+        if label != "real clock":
+            ratios[label] = wall / real
+    return ratios
 
 
 if __name__ == "__main__":
