@@ -173,7 +173,8 @@ def start(emu: Emulator, home: Path = EMULATORS_HOME, faketime: FakeTime | None 
     # waited past 10 s, each of a dozen servers): MOVED_CLOCK_STOP_GRACE.
     return LocalServer(emu.name, emu.command(folder, port), port, env=env, log=log,
                        start_timeout=emu.start_timeout, scratch=scratch,
-                       stop_grace=MOVED_CLOCK_STOP_GRACE if faketime is not None else 10.0)
+                       stop_grace=MOVED_CLOCK_STOP_GRACE if faketime is not None else 10.0,
+                       disposable=faketime is not None)
 
 
 def start_moto_server(faketime: FakeTime | None = None) -> LocalServer:

@@ -24,14 +24,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _end_with_parent() -> None:
-    """In the child, before it runs the server: on Linux, ask for SIGTERM when the suite dies, so that a suite
+def _end_with_parent(death: signal.Signals = signal.SIGTERM) -> None:
+    """In the child, before it runs the server: on Linux, ask for `death` when the suite dies, so that a suite
     killed before its cleanup (SIGKILL, or a SIGTERM to a program without a handler) leaves no server behind."""
     if sys.platform.startswith("linux"):
         import ctypes
 
         PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, death)
+
+
+def _killed_with_parent() -> None:
+    _end_with_parent(signal.SIGKILL)
 
 
 _SPAWNER: concurrent.futures.ThreadPoolExecutor | None = None
@@ -56,7 +60,9 @@ class LocalServer:
 
     def __init__(self, name: str, command: list[str], port: int, *, env: dict[str, str] | None = None,
                  log: Path | None = None, start_timeout: float = 30.0, scratch: Path | None = None,
-                 stop_grace: float = 10.0) -> None:
+                 stop_grace: float = 10.0, disposable: bool = False) -> None:
+        """`disposable`: nothing it holds is kept (a server on a moved clock), so the suite's death kills it outright:
+        LocalStack on a moved clock ignored the SIGTERM, and one whose start a stopped suite left behind lived on."""
         self.name = name
         self.scratch = scratch  # a folder of the server's own state, removed when it stops
         self.stop_grace = stop_grace  # seconds between the SIGTERM that stops it and the SIGKILL
@@ -66,7 +72,7 @@ class LocalServer:
         self.process = _from_a_lasting_thread(lambda: subprocess.Popen(
             command, env={**os.environ, **(env or {})}, stdout=self._log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True,  # its own group: stopping it stops its children
-            preexec_fn=_end_with_parent))
+            preexec_fn=_killed_with_parent if disposable else _end_with_parent))
         try:
             self._wait_until_listening(start_timeout)
         except BaseException:

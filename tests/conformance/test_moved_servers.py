@@ -66,6 +66,44 @@ def test_a_server_started_from_a_passing_thread_outlives_it(tmp_path):
     assert server.process.poll() is not None
 
 
+# A suite that starts a server ignoring SIGTERM (as LocalStack on a moved clock did) and dies without a cleanup.
+_DIES_WITH_A_SERVER = """
+import os, sys
+from sqs_conformance.adapters.servers import LocalServer
+port = int(sys.argv[1])
+deaf = ("import signal, sys, http.server; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "http.server.test(HandlerClass=http.server.SimpleHTTPRequestHandler, bind='127.0.0.1', port=int(sys.argv[1]))")
+server = LocalServer("deaf", [sys.executable, "-c", deaf, str(port)], port, disposable=sys.argv[2] == "yes")
+print(server.process.pid, flush=True)
+os._exit(1)
+"""
+
+
+def test_a_disposable_server_dies_with_the_suite_even_one_deaf_to_sigterm():
+    """A server on a moved clock holds nothing to keep: killed outright when the suite dies before its cleanup, even
+    one that ignores SIGTERM (the signal any other server is sent, to end in its own way)."""
+    def pid_left_by(disposable: bool) -> int:
+        died = subprocess.run([sys.executable, "-c", _DIES_WITH_A_SERVER, str(free_port()),
+                               "yes" if disposable else "no"], capture_output=True, text=True, timeout=60)
+        return int(died.stdout.split()[0])
+
+    def alive(pid: int, for_seconds: float = 5.0) -> bool:
+        deadline = time.monotonic() + for_seconds
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return False
+            time.sleep(0.05)
+        return True
+
+    deaf = pid_left_by(disposable=False)
+    try:
+        assert alive(deaf, 1.0)  # the SIGTERM it was sent did not end it
+    finally:
+        os.kill(deaf, 9)
+    assert not alive(pid_left_by(disposable=True))
+
 class _Opened:
     closed = 0
 
