@@ -245,6 +245,16 @@ class Model:
         redrive = self.redrive_of(s.queue)
         return redrive is not None and redrive.moves(s)
 
+    def returned_once_due(self, message_id: str) -> tuple[str, tuple[MessageState, ...]] | None:
+        """The queue a message is surely in and the states it may be in, where a receive there returns it in each
+        of them once it is due (`MessageState.surely_due`); None where it may be gone or elsewhere, is moved by its
+        next receive (REDRIVE-DLQ), or is on a FIFO queue (its group may hold it back)."""
+        states = self.messages[message_id].states
+        queue = states[0].queue
+        if self.profile.fifo or any(not s.live_in(queue) or self.at_receive_limit(s) for s in states):
+            return None
+        return queue, states
+
     def mint_handle(self) -> str:
         self._next_handle += 1
         return f"rh-{self._next_handle}"

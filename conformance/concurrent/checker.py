@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from sqs_conformance.conformance.collector import fewer_collections
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.concurrent.parts import Decomposed, Part, decompose
-from sqs_conformance.conformance.concurrent.path import Held
+from sqs_conformance.conformance.concurrent.path import Held, LeftReceivable
 from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET
 from sqs_conformance.conformance.concurrent.spread import searched
 from sqs_conformance.conformance.redelivery import EarlyReturns
 from sqs_conformance.model import Divergence, Model
 from sqs_conformance.model.consumers import held_by_another
-from sqs_conformance.model.rules import RCV_EXCLUSIVE, RCV_INTEGRITY
+from sqs_conformance.model.outcomes import ReceiveSome
+from sqs_conformance.model.rules import RCV_EXCLUSIVE, RCV_INTEGRITY, RCV_LONG_POLL
 from sqs_conformance.model.state import Timing
 from sqs_conformance.model.values import ReceiveMessage, ReceiveOk, Unknown
 from sqs_conformance.model.verdicts import StepVerdict
@@ -64,16 +65,27 @@ class StepJudgement:
 
 @dataclass
 class Violation:
-    """A part with no order consistent with its answers."""
+    """A part with no order consistent with its answers; or an empty long poll that another part's message, left
+    receivable throughout it, shows wrong (`_empty_long_polls`: `part` is then that message's operations and the
+    poll)."""
 
     part: Part
     op: HistoryOp  # the operation that fit nowhere next
     divergence: Divergence  # what the model said of it there, its rule named among consumers
     before: list[HistoryOp]  # the deepest order the search reached before it
+    missed_by_long_poll: bool = False  # found by `_empty_long_polls`, not by a part's search
 
     @property
     def rule(self) -> str:
         return self.divergence.rule
+
+    def told(self) -> str:
+        """How the checker found it, for a person."""
+        if self.missed_by_long_poll:
+            return (f"Step {self.op.index}, a long poll, returned nothing while a message lay receivable with nothing "
+                    f"acting on it, after the {len(self.before)} operations on it before.")
+        return (f"No order of these operations fits every answer: the checker's deepest order placed "
+                f"{len(self.before)} of them, then step {self.op.index} fits nowhere.")
 
 
 @dataclass
@@ -122,6 +134,7 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
     noted: dict[str, list[Part]] = {}  # per rule, the parts its early returns were in, in the order counted
     undecided: list[Part] = []
     held: list[Held] = []
+    receivable: list[tuple[Part, list[int], LeftReceivable]] = []  # with the order of its part
     # Each part is counted as it comes back, while the rest are searched; a stop closes the search at once.
     with closing(searched(decomposed.parts, base, budget, workers)) as results:
         for part, found in zip(decomposed.parts, results, strict=True):
@@ -147,6 +160,7 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
                                    StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK,
                                    judged.rule_set, judged.decisive_set, not_rare, judged.notes)
             held += found.held
+            receivable += [(part, found.order, r) for r in found.receivable]
             if found.status == "none":
                 assert found.failed_at is not None and found.failure is not None
                 o, judged = part.ops[found.failed_at], found.failure
@@ -160,11 +174,62 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
                     if other.index not in placed:
                         steps[other.index].add(StepVerdict.BEHIND)
     _exclusive_receives(steps, held, history.tolerance)
+    violations += _empty_long_polls(steps, receivable, history.tolerance, history.clock == "virtual")
     return HistoryVerdict(steps, violations, repeated, undecided, decomposed)
 
 
 def _unanswered(o: HistoryOp) -> bool:
     return isinstance(o.response, Unknown)  # as `HistoryOp.settles_by` tells one: it never surely settles
+
+
+_LONG_POLL = frozenset((RCV_LONG_POLL,))
+
+
+def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, list[int], LeftReceivable]],
+                      tolerance: float, virtual: bool) -> list[Violation]:
+    """RCV-LONG-POLL across parts. An empty answer is judged in no message's part (`parts.py`), so a long poll that
+    returned nothing while a message waited is judged here, as the model judges one in a single client's run: a
+    message of its queue due, in every state it may be in, before the poll had to answer (the end of its wait, or
+    its answer if that came first), and on which nothing acted from before the poll looked until after its answer
+    came (every operation of its part before had settled, in the one order they could take, and the next was sent
+    after that answer), had to be returned. Before the poll looked: on a real clock, before its answer came (the
+    message was due by more than the tolerance before then); on a virtual clock, before the poll was sent, for the
+    poll's wait passes in one move of the clock, after a last look that a message arriving at the same moment may
+    miss. Standard queues only (`Model.returned_once_due`: a FIFO message may be held back by its group)."""
+    by_queue: dict[str, list[tuple[Part, list[int], LeftReceivable]]] = {}
+    for entry in sorted(receivable, key=lambda entry: entry[2].from_wall):
+        by_queue.setdefault(entry[2].queue, []).append(entry)
+    taken = dict.fromkeys(by_queue, 0)
+    active: dict[str, list[tuple[Part, list[int], LeftReceivable]]] = {queue: [] for queue in by_queue}
+    found: list[Violation] = []
+    for step in steps:  # in invoke order
+        o = step.op
+        if not isinstance(o.op, ReceiveMessage) or not isinstance(o.response, ReceiveOk) or o.response.messages \
+                or not isinstance(o.op.wait_time_seconds, int) or o.op.wait_time_seconds <= 0 \
+                or o.op.queue not in active or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
+            continue
+        queue, waiting, answered = o.op.queue, by_queue[o.op.queue], o.settles_by
+        looked = o.invoke_wall if virtual else answered  # what the poll surely saw was there before this
+        while taken[queue] < len(waiting) and waiting[taken[queue]][2].from_wall < looked:
+            active[queue].append(waiting[taken[queue]])
+            taken[queue] += 1
+        # one acted on before this poll was sent was acted on before every later one too
+        active[queue] = [entry for entry in active[queue] if entry[2].until_wall > o.invoke_wall]
+        answer_due = min(o.complete, o.invoke + o.op.wait_time_seconds)
+        missed = next((entry for entry in active[queue] if entry[2].from_wall < looked
+                       and answered < entry[2].until_wall and entry[2].due_before(answer_due, tolerance)), None)
+        if missed is None:
+            continue
+        part, order, left = missed
+        divergence = Divergence((RCV_LONG_POLL,), f"a message of {part.key} returned (receivable from "
+                                f"{left.due_from:.3f}, with nothing acting on it)", "empty long poll",
+                                (left.message_id,), (ReceiveSome(least=1),))
+        # the message's whole part: the operation after the poll, which ended the message's rest, belongs to it
+        shown = Part(f"{part.key}, and an empty long poll", sorted([*part.ops, o], key=lambda x: x.index))
+        found.append(Violation(shown, o, divergence, [part.ops[p] for p in order[:left.done]],
+                               missed_by_long_poll=True))
+        step.add(StepVerdict.DIVERGENCE, _LONG_POLL, _LONG_POLL, (divergence,))
+    return found
 
 
 _EXCLUSIVE = frozenset((RCV_EXCLUSIVE,))

@@ -66,8 +66,7 @@ def timeline(finding: ConcurrentFinding, verdict: HistoryVerdict | None = None) 
             lines.append(f"(counted) step {judged.op.index}, client {judged.op.client}: {n.rule}: {n.observed} "
                          f"({n.expected}); permitted rarely, this run showed it {finding.divergence.observed}")
     for v in verdict.violations:
-        lines.append(f"No order of these operations fits every answer: the checker's deepest order placed "
-                     f"{len(v.before)} of them, then step {v.op.index} fits nowhere.")
+        lines.append(v.told())
     lines.append("Messages are named by the order they were first seen (A, B, ...), receipts h1, h2, ...: "
                  f"{names.legend()}")
     return "\n".join(lines) + "\n"

@@ -1,13 +1,15 @@
-"""One order of a part's operations as the search walks it: the model and the id map it has reached, and who holds
-each receipt the model minted on the way. Who holds what names a rule among consumers where a message was another
-consumer's (`model/consumers.py`), and the receipts held decide RCV-EXCLUSIVE (`checker.py`). Each operation is
-judged once, here: the order the search finds comes with its verdicts.
+"""One order of a part's operations as the search walks it: the model and the id map it has reached, who holds
+each receipt the model minted on the way, and when each message lay surely receivable with nothing acting on it.
+Who holds what names a rule among consumers where a message was another consumer's (`model/consumers.py`); the
+receipts held decide RCV-EXCLUSIVE, and the messages left receivable judge the empty long polls no part holds
+(`checker.py`). Each operation is judged once, here: the order the search finds comes with its verdicts.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import math
 from dataclasses import dataclass, replace
 
 from sqs_conformance.conformance.concurrent.history import HistoryOp
@@ -15,7 +17,7 @@ from sqs_conformance.conformance.translate import IdMap, handles_named
 from sqs_conformance.model import Divergence, Model
 from sqs_conformance.model.consumers import among_consumers
 from sqs_conformance.model.outcomes import Verdict, copied
-from sqs_conformance.model.state import Gone, Hidden
+from sqs_conformance.model.state import Gone, Hidden, MessageState
 from sqs_conformance.model.values import ReceiveMessage, ReceiveOk
 
 
@@ -84,6 +86,34 @@ class Held:
     deadline: float
 
 
+@dataclass(frozen=True)
+class LeftReceivable:
+    """A message that a receive returns once it is due, in every state it may be in (`states`), and on which
+    nothing acted from `from_wall` (every operation of its part before had settled, in the one order they could
+    take) until `until_wall` (the next was sent). `done`: the operations of its part's order before."""
+
+    queue: str
+    message_id: str  # model id
+    from_wall: float
+    until_wall: float
+    states: tuple[MessageState, ...]
+    done: int
+
+    def due_before(self, end: float, tolerance: float) -> bool:
+        """Surely receivable, in every state it may be in, before `end`: by more than the tolerance, and strictly
+        (a message due at the very instant a long poll's wait ends may come just after its last look)."""
+        return self.due_from + tolerance < end
+
+    @property
+    def due_from(self) -> float:
+        return _due_from(self.states)
+
+
+def _due_from(states: tuple[MessageState, ...]) -> float:
+    """When the last of these states is surely due (the tolerance not added)."""
+    return max(s.visible_at + s.slack for s in states)
+
+
 class Path:
     def __init__(self, model: Model) -> None:
         self.model = model
@@ -91,11 +121,16 @@ class Path:
         self._holder: dict[str, int] = {}  # model receipt handle -> the client its receive answered
         self._let_go: list[Held] = []  # receipts whose message another operation has acted on since
         self._open: dict[str, Held] = {}  # model message id -> its receipt still held
+        self.receivable: list[LeftReceivable] = []  # each ended by the next operation
+        self._done = 0  # operations that fit, in order
+        self._settled = -math.inf  # when the last of them had surely taken effect (wall)
+        self._one_order = True  # no operation so far was sent before an earlier one's answer came
 
     def fork(self) -> Path:
         other = copy.copy(self)
         other.model, other.ids = self.model.fork(), self.ids.copy()
         other._holder, other._let_go, other._open = dict(self._holder), list(self._let_go), dict(self._open)
+        other.receivable = list(self.receivable)
         return other
 
     @property
@@ -110,10 +145,30 @@ class Path:
         for message_id in messages:
             if message_id in self._open:
                 self._let_go.append(replace(self._open.pop(message_id), until_wall=o.invoke_wall))
+        self._acted_on(o)
         verdict = judge(self.model, self.ids, o)
         if isinstance(o.response, ReceiveOk) and fits(verdict):
             self._received(o)
+        if fits(verdict):
+            self._done += 1
+            self._settled = max(self._settled, o.settles_by)
         return verdict, Judged.of(_among_consumers(verdict, o.client, holders) if holders else verdict)
+
+    def _acted_on(self, o: HistoryOp) -> None:
+        """`o` may act on every message of the part: what the operations before left receivable (the model holds it
+        still) lies so until `o` is sent. Kept only where it was due before then (a poll answered in between
+        answered before `o` was sent, on the same clock). Once an operation was sent before an earlier one's answer
+        came, the part's operations could take effect in more than one order, and what one order leaves receivable
+        is no longer certain."""
+        if o.invoke_wall <= self._settled:
+            self._one_order = False
+        if not self._one_order or not self._done:
+            return
+        for message_id in self.model.messages:
+            found = self.model.returned_once_due(message_id)
+            if found is not None and _due_from(found[1]) < o.invoke:
+                self.receivable.append(LeftReceivable(found[0], message_id, self._settled, o.invoke_wall, found[1],
+                                                      self._done))
 
     def _messages_of(self, o: HistoryOp) -> list[str]:
         """The model ids of the messages `o` returned or names a receipt of."""

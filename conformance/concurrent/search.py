@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from sqs_conformance.conformance.concurrent.history import HistoryOp
-from sqs_conformance.conformance.concurrent.path import Held, Judged, Path, fits
+from sqs_conformance.conformance.concurrent.path import Held, Judged, LeftReceivable, Path, fits
 from sqs_conformance.model import Model
 from sqs_conformance.model.values import Unknown
 
@@ -36,6 +36,7 @@ class Searched:
     verdicts: list[Judged] = field(default_factory=list)  # each of `order`'s, its rules named among consumers
     failure: Judged | None = None  # the verdict on the operation at `failed_at`, named so too
     held: list[Held] = field(default_factory=list)  # the receipts held on the way
+    receivable: list[LeftReceivable] = field(default_factory=list)  # the messages left receivable on the way
 
 
 @dataclass
@@ -93,7 +94,8 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
     while True:
         if chosen is None:
             if len(order) == n:
-                return Searched("ordered", order, judged=judged, verdicts=verdicts, held=path.held)
+                return Searched("ordered", order, judged=judged, verdicts=verdicts, held=path.held,
+                                receivable=path.receivable)
             candidates = done.next_candidates(sent, settles)
             chosen = candidates[0]
             if len(candidates) > 1:

@@ -10,11 +10,13 @@ from sqs_conformance.conformance.concurrent.checker import check_history
 from sqs_conformance.conformance.concurrent.history import History
 from sqs_conformance.conformance.concurrent.parts import decompose
 from sqs_conformance.conformance.concurrent.spread import searched
+from sqs_conformance.conformance.concurrent.shrink import smallest
 from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, NOTES_TRIED, search, search_with
 from sqs_conformance.model import Model
 from sqs_conformance.model.state import Timing
 from sqs_conformance.model.values import (
-    ChangeMessageVisibility, ChangeOk, DeleteMessage, Ok, PurgeQueue, ReceiveMessage, ReceiveOk, Unknown,
+    ChangeMessageVisibility, ChangeOk, CreateQueue, DeleteMessage, Ok, PurgeQueue, ReceivedMessage, ReceiveMessage,
+    ReceiveOk, SendMessage, SendOk, Unknown,
 )
 from tests.concurrent.histories import Story, eight_clients_on
 from tests.concurrent.targets import ForgetfulConsumers
@@ -59,6 +61,30 @@ def test_a_group_handed_to_a_second_consumer_while_the_first_holds_it_is_flagged
                .received(0, [("m1", "h1", 1)], 0, 2.0, 2.1, max_messages=1)
                .received(1, [("m2", "h2", 1)], 0, 3.0, 3.1, max_messages=1).done())
     assert violated(history) == {"FIFO-GROUP-LOCK"}
+
+
+def _long_poll_story(receive_sent: float = 3.0, delay: int | None = None) -> Story:
+    """m1 sent (client 0, answered at 1.1 s, model time 0), an empty long poll of client 1 sent at 2.0 s (model time
+    5, waiting 5 s), then client 0's receive of m1 sent at `receive_sent` (model time 11)."""
+    story = Story()
+    story.do(0, SendMessage("q", "body-m1", delay_seconds=delay), SendOk("m1"), at=0, sent=1.0, answered=1.1)
+    story.do(1, ReceiveMessage("q", wait_time_seconds=5), ReceiveOk(()), at=5, sent=2.0, answered=2.1)
+    return story.received(0, [("m1", "h1", 1)], 11, receive_sent, receive_sent + 0.1)
+
+
+def test_an_empty_long_poll_while_a_message_lay_receivable_untouched_is_rcv_long_poll():
+    """The empty answer is judged in no message's part: the message's part shows it lay receivable, with nothing
+    acting on it, from before the poll was sent until after its answer came. Its finding shrinks to that message's
+    operations and the poll, and still fails there."""
+    history = _long_poll_story().done()
+    verdict = check_history(history)
+    assert set(verdict.rules_diverging()) == {"RCV-LONG-POLL"}
+    (violation,) = verdict.violations
+    assert isinstance(violation.op.op, ReceiveMessage) and violation.op.client == 1
+    assert [o.op for o in violation.part.ops if isinstance(o.op, SendMessage)] and violation.op in violation.part.ops
+    assert "returned nothing while a message lay receivable" in violation.told()
+    shrunk = smallest(history, violation.part.ops, violation.op, violation.divergence)
+    assert {d.rule for v in check_history(shrunk).violations for d in [v.divergence]} == {"RCV-LONG-POLL"}
 
 
 # --- must NOT be flagged --------------------------------------------------------------------------------------------
@@ -160,6 +186,41 @@ def test_a_message_sent_while_a_purge_is_under_way_may_survive_it_and_one_sent_b
     assert check_history(story(send_answered=2.2)).conforms
     assert violated(story(send_answered=1.95)) == {"PURGE-ALL"}
 
+
+def test_an_empty_long_poll_is_not_flagged_where_the_message_was_taken_hidden_or_maybe_purged():
+    """Not where another consumer's receive of the message overlaps the poll (it may have taken it first); nor
+    where the message's delay outlasts the poll; nor where a purge overlaps the poll and nothing acts on the
+    message after (the purge is in the message's part only within its span: it may have been purged)."""
+    assert check_history(_long_poll_story(receive_sent=2.05).done()).conforms
+    assert check_history(_long_poll_story(delay=10).done()).conforms
+    story = Story()
+    story.do(0, SendMessage("q", "body-m1"), SendOk("m1"), at=0, sent=1.0, answered=1.1)
+    story.do(1, ReceiveMessage("q", wait_time_seconds=5), ReceiveOk(()), at=5, sent=2.0, answered=2.2)
+    story.do(0, PurgeQueue("q"), Ok(), at=5, sent=2.05, answered=2.1)
+    assert check_history(story.done()).conforms
+
+
+def _send_during_a_long_poll(clock: str, send_answered: float) -> History:
+    """An empty long poll of client 1 waiting 5 s from time 10 (sent at 10, answered at 15.2); a send of client 0
+    sent at 10.5 and answered at `send_answered`; client 0 receives the message at 20. Model time is wall time here,
+    on a real clock (tolerance 0.5) or a virtual one (whose clock would stand still in between: the same windows)."""
+    history = History("sqs-standard", clock, 0.5 if clock == "real" else 0.0, 2)
+    history.add(0, CreateQueue("q", {"VisibilityTimeout": "30"}), Ok(), 0, 0.1, 0, 0.1)
+    history.add(1, ReceiveMessage("q", wait_time_seconds=5), ReceiveOk(()), 10, 15.2, 10, 15.2)
+    history.add(0, SendMessage("q", "body-m1"), SendOk("m1"), 10.5, send_answered, 10.5, send_answered)
+    received = ReceiveOk((ReceivedMessage("m1", "body-m1", "h1", 1, None),))
+    history.add(0, ReceiveMessage("q"), received, 20, 20.1, 20, 20.1)
+    return history.in_order()
+
+
+def test_a_message_sent_during_a_long_poll_is_its_to_return_on_a_real_clock_only():
+    """On a real clock a message sent well inside a long poll's wait (due by more than the tolerance before the
+    poll answered) had to wake it; sent just before the answer, it may have come after the poll's last look. On a
+    virtual clock the wait passes in one move of the clock, right after the poll's last look: a message sent
+    while the poll is under way may always have come after it."""
+    assert set(check_history(_send_during_a_long_poll("real", 11.0)).rules_diverging()) == {"RCV-LONG-POLL"}
+    assert check_history(_send_during_a_long_poll("real", 14.9)).conforms
+    assert check_history(_send_during_a_long_poll("virtual", 11.0)).conforms
 
 def test_a_lost_receive_answer_leaves_both_worlds_open():
     # client 0's receive got no answer: it may have hidden m1 or not, so client 1 receiving it is no violation,
