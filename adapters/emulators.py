@@ -185,8 +185,8 @@ class MovedServersStarting:
     """`count` more servers of `emu`, each under libfaketime on a clock of its own, started at once in threads of
     their own while the caller goes on (the first server's probe, seconds of waiting): what a moved clock's
     witnesses take as servers of their own (`EmulatorTarget.another_connection`). `stop()` stops every one not
-    taken, those still starting as soon as they are up. The threads are daemons and each server ends with the
-    suite (`servers._end_with_parent`): a stop of the suite does not wait for a start."""
+    taken, those still starting as soon as they are up. The threads are daemons and each server is killed with the
+    suite (`LocalServer`'s `disposable`): a stop of the suite does not wait for a start."""
 
     def __init__(self, emu: Emulator, count: int, folder: Path) -> None:
         self._lock = threading.Lock()
