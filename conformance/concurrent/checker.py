@@ -188,14 +188,15 @@ _LONG_POLL = frozenset((RCV_LONG_POLL,))
 def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, list[int], LeftReceivable]],
                       tolerance: float, virtual: bool) -> list[Violation]:
     """RCV-LONG-POLL across parts. An empty answer is judged in no message's part (`parts.py`), so a long poll that
-    returned nothing while a message waited is judged here, as the model judges one in a single client's run: a
-    message of its queue due, in every state it may be in, before the poll had to answer (the end of its wait, or
-    its answer if that came first), and on which nothing acted from before the poll looked until after its answer
-    came (every operation of its part before had settled, in the one order they could take, and the next was sent
-    after that answer), had to be returned. Before the poll looked: on a real clock, before its answer came (the
-    message was due by more than the tolerance before then); on a virtual clock, before the poll was sent, for the
-    poll's wait passes in one move of the clock, after a last look that a message arriving at the same moment may
-    miss. Standard queues only (`Model.returned_once_due`: a FIFO message may be held back by its group)."""
+    returned nothing while a message waited is judged here: a message of its queue on which nothing acted from
+    before the poll looked until after its answer came (every operation of its part before had settled, in the one
+    order they could take, and the next was sent after that answer), and that the poll surely saw receivable, in
+    every state it may be in, had to be returned. On a real clock the poll looks throughout its wait: the message
+    had to be there before its answer came, and due, by more than the tolerance, before the poll had to answer (the
+    end of its wait, or its answer if that came first). On a virtual clock the poll surely looks only as it is sent
+    (its wait may pass in one move of the clock, its own or another client's): the message had to be there before
+    the poll was sent, and receivable at that instant. Standard queues only (`Model.returned_once_due`: a FIFO
+    message may be held back by its group)."""
     by_queue: dict[str, list[tuple[Part, list[int], LeftReceivable]]] = {}
     for entry in sorted(receivable, key=lambda entry: entry[2].from_wall):
         by_queue.setdefault(entry[2].queue, []).append(entry)
@@ -209,7 +210,7 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
                 or o.op.queue not in active or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
             continue
         queue, waiting, answered = o.op.queue, by_queue[o.op.queue], o.settles_by
-        looked = o.invoke_wall if virtual else answered  # what the poll surely saw was there before this
+        looked = o.invoke_wall if virtual else answered  # a message there before this, the poll surely saw
         while taken[queue] < len(waiting) and waiting[taken[queue]][2].from_wall < looked:
             active[queue].append(waiting[taken[queue]])
             taken[queue] += 1
@@ -217,7 +218,9 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
         active[queue] = [entry for entry in active[queue] if entry[2].until_wall > o.invoke_wall]
         answer_due = min(o.complete, o.invoke + o.op.wait_time_seconds)
         missed = next((entry for entry in active[queue] if entry[2].from_wall < looked
-                       and answered < entry[2].until_wall and entry[2].due_before(answer_due, tolerance)), None)
+                       and answered < entry[2].until_wall
+                       and (entry[2].surely_due(o.invoke, tolerance) if virtual
+                            else entry[2].due_before(answer_due, tolerance))), None)
         if missed is None:
             continue
         part, order, left = missed

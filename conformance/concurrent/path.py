@@ -99,6 +99,10 @@ class LeftReceivable:
     states: tuple[MessageState, ...]
     done: int
 
+    def surely_due(self, at: float, tolerance: float) -> bool:
+        """Receivable at the instant `at`, in every state it may be in, as the model judges an instant."""
+        return all(s.surely_due(at, tolerance) for s in self.states)
+
     def due_before(self, end: float, tolerance: float) -> bool:
         """Surely receivable, in every state it may be in, before `end`: by more than the tolerance, and strictly
         (a message due at the very instant a long poll's wait ends may come just after its last look)."""
@@ -156,7 +160,7 @@ class Path:
 
     def _acted_on(self, o: HistoryOp) -> None:
         """`o` may act on every message of the part: what the operations before left receivable (the model holds it
-        still) lies so until `o` is sent. Kept only where it was due before then (a poll answered in between
+        still) lies so until `o` is sent. Kept only where it was due by then (a poll answered in between
         answered before `o` was sent, on the same clock). Once an operation was sent before an earlier one's answer
         came, the part's operations could take effect in more than one order, and what one order leaves receivable
         is no longer certain."""
@@ -166,7 +170,7 @@ class Path:
             return
         for message_id in self.model.messages:
             found = self.model.returned_once_due(message_id)
-            if found is not None and _due_from(found[1]) < o.invoke:
+            if found is not None and _due_from(found[1]) <= o.invoke:
                 self.receivable.append(LeftReceivable(found[0], message_id, self._settled, o.invoke_wall, found[1],
                                                       self._done))
 
