@@ -9,9 +9,9 @@ import pytest
 from sqs_conformance.conformance.concurrent.checker import check_history
 from sqs_conformance.conformance.concurrent.history import History
 from sqs_conformance.conformance.concurrent.parts import decompose
-from sqs_conformance.conformance.concurrent.spread import searched
-from sqs_conformance.conformance.concurrent.shrink import smallest
 from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, NOTES_TRIED, search, search_with
+from sqs_conformance.conformance.concurrent.shrink import smallest
+from sqs_conformance.conformance.concurrent.spread import searched
 from sqs_conformance.model import Model
 from sqs_conformance.model.state import Timing
 from sqs_conformance.model.values import (
@@ -243,6 +243,7 @@ def test_a_timeout_lapsing_inside_a_long_poll_s_wait_is_its_to_return_on_a_real_
     assert set(check_history(_timeout_lapsing_during_a_long_poll("real")).rules_diverging()) == {"RCV-LONG-POLL"}
     assert check_history(_timeout_lapsing_during_a_long_poll("virtual")).conforms
 
+
 def test_a_lost_receive_answer_leaves_both_worlds_open():
     # client 0's receive got no answer: it may have hidden m1 or not, so client 1 receiving it is no violation,
     # and neither is client 1 finding nothing
@@ -305,7 +306,6 @@ def test_parts_searched_in_two_processes_give_the_verdict_of_one(profile):
         [(o.index, d, [p.key for p in parts]) for o, d, parts in alone.repeated]
 
 
-
 def test_a_spread_search_read_in_part_order_and_closed_early_leaves_no_worker_behind():
     """The checker counts each part as it comes back while the workers search on (`spread.searched`): the parts
     come in their order, the same as searched alone, and a stop after the first (the iterator closed) ends the
@@ -320,6 +320,7 @@ def test_a_spread_search_read_in_part_order_and_closed_early_leaves_no_worker_be
     assert multiprocessing.active_children()
     results.close()
     assert not multiprocessing.active_children()
+
 
 def _turning_back() -> list[History]:
     """Histories whose search must go back: a receive sent before the send of the message it returned (taken
