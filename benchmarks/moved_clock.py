@@ -72,8 +72,9 @@ def main() -> None:
               for emulator in args.emulator or ["moto-server"] for profile in args.profile or ["sqs-standard"]]
     if len(ratios) > 1:
         print("each moved configuration's median wall time against the real clock's:")
+        width = max(len(emulator) for emulator, _, _ in ratios)
         for emulator, profile, by_label in ratios:
-            print(f"  {emulator:<16} {profile:<13} "
+            print(f"  {emulator:<{width}} {profile:<13} "
                   + ", ".join(f"{label}: {ratio:.1f}x" for label, ratio in by_label.items()))
 
 
