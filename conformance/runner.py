@@ -532,6 +532,8 @@ class ServersOpening:
             target = first.another_connection()
         except TargetError as error:
             target, failure = None, str(error)
+        except interrupt.Interrupted:  # a stop reached its probe: the server stopped with the connection
+            target = None
         with self._changed:
             self._starting -= 1
             self.failures += [failure] if failure else []

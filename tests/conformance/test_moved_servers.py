@@ -132,6 +132,27 @@ def test_servers_that_do_not_open_are_left_out_and_a_target_without_more_gives_n
     assert opening is not None and list(opening.arrivals(lambda: True)) == [] and opening.stop() == []
 
 
+
+def test_a_server_whose_opening_a_stop_reaches_is_left_out_quietly(monkeypatch):
+    """Ctrl-C reaching a server's probe (its waits give way to the stop) ends that opening: no traceback from its
+    thread, no failure to report, and the witnesses are not kept waiting for it."""
+    from sqs_conformance.adapters.interrupt import Interrupted
+    from sqs_conformance.conformance import runner
+
+    monkeypatch.setattr(runner, "MOVED_CLOCK_SERVERS", 3)
+    escaped: list[type] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: escaped.append(args.exc_type))
+
+    def another():
+        raise Interrupted()
+
+    first = SimpleNamespace(clock=SimpleNamespace(kind="shifted"), another_connection=another)
+    opening = runner._servers_opening([first])
+    assert opening is not None
+    gives_up = time.monotonic() + 5
+    assert list(opening.arrivals(lambda: time.monotonic() < gives_up)) == []
+    assert time.monotonic() < gives_up and opening.failures == [] and escaped == []
+
 def test_servers_join_as_they_open_and_one_opening_once_no_witness_is_left_is_closed(monkeypatch):
     """The witnesses never wait for a server: each is taken as it opens, while witnesses are left to play; one
     still starting when they are all taken is closed once it opens."""
