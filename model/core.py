@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
@@ -245,15 +245,16 @@ class Model:
         redrive = self.redrive_of(s.queue)
         return redrive is not None and redrive.moves(s)
 
-    def returned_once_due(self, message_id: str) -> tuple[str, tuple[MessageState, ...]] | None:
-        """The queue a message is surely in and the states it may be in, where a receive there returns it in each
-        of them once it is due (`MessageState.surely_due`); None where it may be gone or elsewhere, is moved by its
-        next receive (REDRIVE-DLQ), or is on a FIFO queue (its group may hold it back)."""
-        states = self.messages[message_id].states
-        queue = states[0].queue
-        if self.profile.fifo or any(not s.live_in(queue) or self.at_receive_limit(s) for s in states):
-            return None
-        return queue, states
+    def returned_once_due(self) -> Iterator[tuple[str, str, tuple[MessageState, ...]]]:
+        """Each message (its id), the queue it is surely in and the states it may be in, where a receive there returns
+        it in each of them once it is due (`MessageState.surely_due`); not one that may be gone or elsewhere, or is
+        moved by its next receive (REDRIVE-DLQ), and none on a FIFO queue (a group may hold a message back)."""
+        if self.profile.fifo:
+            return
+        for message_id, message in self.messages.items():
+            queue = message.states[0].queue
+            if not any(not s.live_in(queue) or self.at_receive_limit(s) for s in message.states):
+                yield message_id, queue, message.states
 
     def mint_handle(self) -> str:
         self._next_handle += 1

@@ -168,10 +168,9 @@ class Path:
             self._one_order = False
         if not self._one_order or not self._done:
             return
-        for message_id in self.model.messages:
-            found = self.model.returned_once_due(message_id)
-            if found is not None and _due_from(found[1]) <= o.invoke:
-                self.receivable.append(LeftReceivable(found[0], message_id, self._settled, o.invoke_wall, found[1],
+        for message_id, queue, states in self.model.returned_once_due():
+            if _due_from(states) <= o.invoke:
+                self.receivable.append(LeftReceivable(queue, message_id, self._settled, o.invoke_wall, states,
                                                       self._done))
 
     def _messages_of(self, o: HistoryOp) -> list[str]:
