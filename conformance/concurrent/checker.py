@@ -25,6 +25,7 @@ from sqs_conformance.conformance.redelivery import EarlyReturns
 from sqs_conformance.model import Divergence, Model
 from sqs_conformance.model.consumers import held_by_another
 from sqs_conformance.model.outcomes import ReceiveSome
+from sqs_conformance.model.receive_holdings import LONG_POLL_SLACK
 from sqs_conformance.model.rules import RCV_EXCLUSIVE, RCV_INTEGRITY, RCV_LONG_POLL
 from sqs_conformance.model.state import Timing
 from sqs_conformance.model.values import ReceiveMessage, ReceiveOk, Unknown
@@ -195,7 +196,9 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
     had to be there before its answer came, and due, by more than the tolerance, before the poll had to answer (the
     end of its wait, or its answer if that came first). On a virtual clock the poll surely looks only as it is sent
     (its wait may pass in one move of the clock, its own or another client's): the message had to be there before
-    the poll was sent, and receivable at that instant. Standard queues only (`Model.returned_once_due`: a FIFO
+    the poll was sent, and receivable at that instant; or the poll answered before the message was due, and so did
+    not wait for it, though it came due, with nothing acting on it until the wait was over, within the wait (the
+    clock alone brings it: a poll that waited saw it). Standard queues only (`Model.returned_once_due`: a FIFO
     message may be held back by its group)."""
     by_queue: dict[str, list[tuple[Part, list[int], LeftReceivable]]] = {}
     for entry in sorted(receivable, key=lambda entry: entry[2].from_wall):
@@ -216,10 +219,11 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
             taken[queue] += 1
         # one acted on before this poll was sent was acted on before every later one too
         active[queue] = [entry for entry in active[queue] if entry[2].until_wall > o.invoke_wall]
-        answer_due = min(o.complete, o.invoke + o.op.wait_time_seconds)
+        wait_ends = o.invoke + o.op.wait_time_seconds
+        answer_due = min(o.complete, wait_ends)
         missed = next((entry for entry in active[queue] if entry[2].from_wall < looked
                        and answered < entry[2].until_wall
-                       and (entry[2].surely_due(o.invoke, tolerance) if virtual
+                       and (_missed_on_a_virtual_clock(o, entry[2], wait_ends, tolerance) if virtual
                             else entry[2].due_before(answer_due, tolerance))), None)
         if missed is None:
             continue
@@ -233,6 +237,15 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
                                missed_by_long_poll=True))
         step.add(StepVerdict.DIVERGENCE, _LONG_POLL, _LONG_POLL, (divergence,))
     return found
+
+
+def _missed_on_a_virtual_clock(o: HistoryOp, left: LeftReceivable, wait_ends: float, tolerance: float) -> bool:
+    """An empty long poll on a virtual clock missed the message: receivable as it was sent; or due only after its
+    answer and surely before its wait ended, with nothing acting on it until then (each by more than a virtual
+    clock's answers may lag, `LONG_POLL_SLACK`)."""
+    return left.surely_due(o.invoke, tolerance) or (
+        left.due_only_after(o.complete + LONG_POLL_SLACK, tolerance)
+        and left.due_before(wait_ends - LONG_POLL_SLACK, tolerance) and left.until > wait_ends)
 
 
 _EXCLUSIVE = frozenset((RCV_EXCLUSIVE,))

@@ -90,18 +90,24 @@ class Held:
 class LeftReceivable:
     """A message that a receive returns once it is due, in every state it may be in (`states`), and on which
     nothing acted from `from_wall` (every operation of its part before had settled, in the one order they could
-    take) until `until_wall` (the next was sent). `done`: the operations of its part's order before."""
+    take) until `until_wall` (the next was sent, at `until` on the target's clock). `done`: the operations of its
+    part's order before."""
 
     queue: str
     message_id: str  # model id
     from_wall: float
     until_wall: float
+    until: float
     states: tuple[MessageState, ...]
     done: int
 
     def surely_due(self, at: float, tolerance: float) -> bool:
         """Receivable at the instant `at`, in every state it may be in, as the model judges an instant."""
         return all(s.surely_due(at, tolerance) for s in self.states)
+
+    def due_only_after(self, at: float, tolerance: float) -> bool:
+        """Hidden at the instant `at`, in every state it may be in (each still in flight or delayed then)."""
+        return at + tolerance < min(s.visible_at for s in self.states)
 
     def due_before(self, end: float, tolerance: float) -> bool:
         """Surely receivable, in every state it may be in, before `end`: by more than the tolerance, and strictly
@@ -170,8 +176,8 @@ class Path:
             return
         for message_id, queue, states in self.model.returned_once_due():
             if _due_from(states) <= o.invoke:
-                self.receivable.append(LeftReceivable(queue, message_id, self._settled, o.invoke_wall, states,
-                                                      self._done))
+                self.receivable.append(LeftReceivable(queue, message_id, self._settled, o.invoke_wall, o.invoke,
+                                                      states, self._done))
 
     def _messages_of(self, o: HistoryOp) -> list[str]:
         """The model ids of the messages `o` returned or names a receipt of."""

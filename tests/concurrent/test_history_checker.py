@@ -223,16 +223,17 @@ def test_a_message_sent_during_a_long_poll_is_its_to_return_on_a_real_clock_only
     assert check_history(_send_during_a_long_poll("virtual", 11.0)).conforms
 
 
-def _timeout_lapsing_during_a_long_poll(clock: str) -> History:
-    """m1 received by client 0 at 1 (hidden until 31); an empty long poll of client 1 waiting 5 s from 29 (answered
-    at 34); client 2 receives m1 again at 40. Model time is wall time, as above."""
+def _timeout_lapsing_during_a_long_poll(clock: str, answered: float = 34, received_again: float = 40,
+                                        timeout: int = 30) -> History:
+    """m1 received by client 0 at 1 (hidden until 1 + `timeout`); an empty long poll of client 1 waiting 5 s from 29
+    (answered at `answered`); client 2 receives m1 again at `received_again`. Model time is wall time, as above."""
     history = History("sqs-standard", clock, 0.5 if clock == "real" else 0.0, 3)
-    history.add(0, CreateQueue("q", {"VisibilityTimeout": "30"}), Ok(), 0, 0.1, 0, 0.1)
+    history.add(0, CreateQueue("q", {"VisibilityTimeout": str(timeout)}), Ok(), 0, 0.1, 0, 0.1)
     history.add(0, SendMessage("q", "body-m1"), SendOk("m1"), 0.2, 0.3, 0.2, 0.3)
     history.add(0, ReceiveMessage("q"), ReceiveOk((ReceivedMessage("m1", "body-m1", "h1", 1, None),)), 1, 1.1, 1, 1.1)
-    history.add(1, ReceiveMessage("q", wait_time_seconds=5), ReceiveOk(()), 29, 34, 29, 34)
-    history.add(2, ReceiveMessage("q"), ReceiveOk((ReceivedMessage("m1", "body-m1", "h2", 2, None),)), 40, 40.1, 40,
-                40.1)
+    history.add(1, ReceiveMessage("q", wait_time_seconds=5), ReceiveOk(()), 29, answered, 29, answered)
+    history.add(2, ReceiveMessage("q"), ReceiveOk((ReceivedMessage("m1", "body-m1", "h2", 2, None),)),
+                received_again, received_again + 0.1, received_again, received_again + 0.1)
     return history.in_order()
 
 
@@ -242,6 +243,17 @@ def test_a_timeout_lapsing_inside_a_long_poll_s_wait_is_its_to_return_on_a_real_
     client's (the correct spool design's did): only what was receivable as it was sent had to be."""
     assert set(check_history(_timeout_lapsing_during_a_long_poll("real")).rules_diverging()) == {"RCV-LONG-POLL"}
     assert check_history(_timeout_lapsing_during_a_long_poll("virtual")).conforms
+
+
+def test_a_virtual_clock_s_long_poll_answering_empty_before_a_message_came_due_in_its_wait_is_rcv_long_poll():
+    """A poll that answered at once (the clock did not move), though the receipt lapsed 2 s into its wait and
+    nothing acted on the message until its wait was over, did not wait for it: a poll that waited saw it (the
+    spool design's LongPollGivesUpOnRace). Not where the message came due only after the wait, nor where another
+    consumer's receive of it came within the wait (a poll that waited might have lost it to that one)."""
+    gave_up = _timeout_lapsing_during_a_long_poll("virtual", answered=29)
+    assert set(check_history(gave_up).rules_diverging()) == {"RCV-LONG-POLL"}
+    assert check_history(_timeout_lapsing_during_a_long_poll("virtual", answered=29, timeout=34)).conforms
+    assert check_history(_timeout_lapsing_during_a_long_poll("virtual", answered=29, received_again=32)).conforms
 
 
 def test_a_lost_receive_answer_leaves_both_worlds_open():
