@@ -248,13 +248,30 @@ class Model:
     def returned_once_due(self) -> Iterator[tuple[str, str, tuple[MessageState, ...]]]:
         """Each message (its id), the queue it is surely in and the states it may be in, where a receive there returns
         it in each of them once it is due (`MessageState.surely_due`); not one that may be gone or elsewhere, or is
-        moved by its next receive (REDRIVE-DLQ), and none on a FIFO queue (a group may hold a message back)."""
+        moved by its next receive (REDRIVE-DLQ). On a FIFO queue a group may hold a message back, so each group
+        counts as one (`_groups_returned_once_due`)."""
         if self.profile.fifo:
+            yield from self._groups_returned_once_due()
             return
         for message_id, message in self.messages.items():
             queue = message.states[0].queue
             if not any(not s.live_in(queue) or self.at_receive_limit(s) for s in message.states):
                 yield message_id, queue, message.states
+
+    def _groups_returned_once_due(self) -> Iterator[tuple[str, str, tuple[MessageState, ...]]]:
+        """Each FIFO group of a queue from which a receive there returns a message once every state its messages may
+        be in there is due (FIFO-GROUP-LOCK: then none holds the group, and whichever is there first comes): one of
+        them surely there, none moved by its next receive (REDRIVE-DLQ). Its first message surely there, the queue,
+        and those states."""
+        groups: dict[tuple[str, str], list[Message]] = {}
+        for message in self.messages.values():  # in send order
+            for queue in dict.fromkeys(s.queue for s in message.states if s.gone is Gone.NO):
+                groups.setdefault((queue, message.group_id or ""), []).append(message)
+        for (queue, _), members in groups.items():
+            states = tuple(s for m in members for s in m.states if s.live_in(queue))
+            surely_there = next((m for m in members if all(s.live_in(queue) for s in m.states)), None)
+            if surely_there is not None and not any(self.at_receive_limit(s) for s in states):
+                yield surely_there.id, queue, states
 
     def mint_handle(self) -> str:
         self._next_handle += 1

@@ -175,7 +175,8 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
                     if other.index not in placed:
                         steps[other.index].add(StepVerdict.BEHIND)
     _exclusive_receives(steps, held, history.tolerance)
-    violations += _empty_long_polls(steps, receivable, history.tolerance, history.clock == "virtual")
+    violations += _empty_long_polls(steps, receivable, history.tolerance, history.clock == "virtual",
+                                    base.profile.fifo)
     return HistoryVerdict(steps, violations, repeated, undecided, decomposed)
 
 
@@ -187,7 +188,7 @@ _LONG_POLL = frozenset((RCV_LONG_POLL,))
 
 
 def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, list[int], LeftReceivable]],
-                      tolerance: float, virtual: bool) -> list[Violation]:
+                      tolerance: float, virtual: bool, fifo: bool) -> list[Violation]:
     """RCV-LONG-POLL across parts. An empty answer is judged in no message's part (`parts.py`), so a long poll that
     returned nothing while a message waited is judged here: a message of its queue on which nothing acted from
     before the poll looked until after its answer came (every operation of its part before had settled, in the one
@@ -198,8 +199,9 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
     (its wait may pass in one move of the clock, its own or another client's): the message had to be there before
     the poll was sent, and receivable at that instant; or the poll answered before the message was due, and so did
     not wait for it, though it came due, with nothing acting on it until the wait was over, within the wait (the
-    clock alone brings it: a poll that waited saw it). Standard queues only (`Model.returned_once_due`: a FIFO
-    message may be held back by its group)."""
+    clock alone brings it: a poll that waited saw it). On a FIFO queue a group counts as one message
+    (`Model.returned_once_due`: every message of it that may be there due, one surely there), and a poll with a
+    ReceiveRequestAttemptId is not judged (a retry may repeat an earlier answer)."""
     by_queue: dict[str, list[tuple[Part, list[int], LeftReceivable]]] = {}
     for entry in sorted(receivable, key=lambda entry: entry[2].from_wall):
         by_queue.setdefault(entry[2].queue, []).append(entry)
@@ -210,6 +212,7 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
         o = step.op
         if not isinstance(o.op, ReceiveMessage) or not isinstance(o.response, ReceiveOk) or o.response.messages \
                 or not isinstance(o.op.wait_time_seconds, int) or o.op.wait_time_seconds <= 0 \
+                or (fifo and o.op.attempt_id) \
                 or o.op.queue not in active or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
             continue
         queue, waiting, answered = o.op.queue, by_queue[o.op.queue], o.settles_by

@@ -87,6 +87,31 @@ def test_an_empty_long_poll_while_a_message_lay_receivable_untouched_is_rcv_long
     assert {d.rule for v in check_history(shrunk).violations for d in [v.divergence]} == {"RCV-LONG-POLL"}
 
 
+def _fifo_long_poll_story(first_received: bool, timeout: int = 30, attempt_id: str | None = None) -> History:
+    """m1 and m2 sent to group g (client 0, model time 0); m1 received by client 0 at 1 if `first_received` (hidden
+    for `timeout`); an empty long poll of client 1 (waiting 5 s) at 40; client 2 receives the group's first message
+    at 70."""
+    story = Story("sqs-fifo", timeout=timeout, clients=3).send(0, "m1", 0, 1.0, 1.1).send(0, "m2", 0, 1.2, 1.3)
+    if first_received:
+        story.received(0, [("m1", "h1", 1)], 1, 2.0, 2.1)
+    story.do(1, ReceiveMessage("q.fifo", wait_time_seconds=5, attempt_id=attempt_id), ReceiveOk(()), 40, 3.0, 3.1)
+    return story.received(2, [("m1", "h2", 2 if first_received else 1)], 70, 4.0, 4.1).done()
+
+
+def test_a_fifo_empty_long_poll_while_a_group_surely_offered_a_message_is_rcv_long_poll():
+    """A FIFO group counts as one: its first message there comes once every message that may be there is due. Here
+    m1 lay visible (or its receipt had lapsed) before the poll, untouched until after it."""
+    assert violated(_fifo_long_poll_story(first_received=False)) == {"RCV-LONG-POLL"}
+    assert violated(_fifo_long_poll_story(first_received=True, timeout=10)) == {"RCV-LONG-POLL"}
+
+
+def test_a_fifo_empty_long_poll_is_not_flagged_while_the_group_is_held_or_a_retry_may_repeat_an_answer():
+    """m1 in flight through the poll holds the group (m2 may not come); a poll with a ReceiveRequestAttemptId may
+    repeat an earlier answer to it (FIFO-ATTEMPT-ID)."""
+    assert check_history(_fifo_long_poll_story(first_received=True, timeout=60)).conforms
+    assert check_history(_fifo_long_poll_story(first_received=False, attempt_id="r1")).conforms
+
+
 # --- must NOT be flagged --------------------------------------------------------------------------------------------
 
 def test_a_redelivery_explained_by_an_overlapping_change_to_zero_is_no_early_return():
