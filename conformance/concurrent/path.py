@@ -88,10 +88,10 @@ class Held:
 
 @dataclass(frozen=True)
 class LeftReceivable:
-    """A message that a receive returns once it is due, in every state it may be in (`states`), and on which
-    nothing acted from `from_wall` (every operation of its part before had settled, in the one order they could
-    take) until `until_wall` (the next was sent, at `until` on the target's clock). `done`: the operations of its
-    part's order before."""
+    """A message (on a FIFO queue, a group: `Model.returned_once_due`) that a receive returns once it is due, in
+    every state it may be in (`states`), and on which nothing acted from `from_wall` (every operation of its part
+    before had settled, in the one order they could take) until `until_wall` (the next was sent, at `until` on the
+    target's clock). `done`: the operations of its part's order before."""
 
     queue: str
     message_id: str  # model id
