@@ -11,9 +11,10 @@ the order found, by the same policy as a single case of every other run (`redeli
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import closing
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from sqs_conformance.conformance.collector import fewer_collections
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
@@ -28,7 +29,7 @@ from sqs_conformance.model.outcomes import ReceiveSome
 from sqs_conformance.model.receive_holdings import LONG_POLL_SLACK
 from sqs_conformance.model.rules import RCV_EXCLUSIVE, RCV_INTEGRITY, RCV_LONG_POLL
 from sqs_conformance.model.state import Timing
-from sqs_conformance.model.values import ReceiveMessage, ReceiveOk, Unknown
+from sqs_conformance.model.values import ReceiveMessage, ReceiveOk, SendMessage, SendOk, Unknown
 from sqs_conformance.model.verdicts import StepVerdict
 
 
@@ -185,6 +186,7 @@ def _unanswered(o: HistoryOp) -> bool:
 
 
 _LONG_POLL = frozenset((RCV_LONG_POLL,))
+R = TypeVar("R")  # a record a sweep meets (`_Sweep`)
 
 
 def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, list[int], LeftReceivable]],
@@ -201,30 +203,27 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
     not wait for it, though it came due, with nothing acting on it until the wait was over, within the wait (the
     clock alone brings it: a poll that waited saw it). On a FIFO queue a group counts as one message
     (`Model.returned_once_due`: every message of it that may be there due, one surely there), and a poll with a
-    ReceiveRequestAttemptId is not judged (a retry may repeat an earlier answer)."""
-    by_queue: dict[str, list[tuple[Part, list[int], LeftReceivable]]] = {}
-    for entry in sorted(receivable, key=lambda entry: entry[2].from_wall):
-        by_queue.setdefault(entry[2].queue, []).append(entry)
-    taken = dict.fromkeys(by_queue, 0)
-    active: dict[str, list[tuple[Part, list[int], LeftReceivable]]] = {queue: [] for queue in by_queue}
+    ReceiveRequestAttemptId is not judged (a retry may repeat an earlier answer), nor a queue with a message that no
+    answered send names (`_groups_split`)."""
+    if fifo:
+        split = _groups_split(steps)
+        receivable = [entry for entry in receivable if entry[2].queue not in split]
+    sweep = _Sweep(receivable, queue_of=lambda entry: entry[2].queue, begins=lambda entry: entry[2].from_wall)
     found: list[Violation] = []
     for step in steps:  # in invoke order
         o = step.op
         if not isinstance(o.op, ReceiveMessage) or not isinstance(o.response, ReceiveOk) or o.response.messages \
                 or not isinstance(o.op.wait_time_seconds, int) or o.op.wait_time_seconds <= 0 \
                 or (fifo and o.op.attempt_id) \
-                or o.op.queue not in active or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
+                or o.op.queue not in sweep or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
             continue
-        queue, waiting, answered = o.op.queue, by_queue[o.op.queue], o.settles_by
+        answered = o.settles_by
         looked = o.invoke_wall if virtual else answered  # a message there before this, the poll surely saw
-        while taken[queue] < len(waiting) and waiting[taken[queue]][2].from_wall < looked:
-            active[queue].append(waiting[taken[queue]])
-            taken[queue] += 1
         # one acted on before this poll was sent was acted on before every later one too
-        active[queue] = [entry for entry in active[queue] if entry[2].until_wall > o.invoke_wall]
+        active = sweep.begun_before(o.op.queue, looked, _rests_past(o.invoke_wall))
         wait_ends = o.invoke + o.op.wait_time_seconds
         answer_due = min(o.complete, wait_ends)
-        missed = next((entry for entry in active[queue] if entry[2].from_wall < looked
+        missed = next((entry for entry in active if entry[2].from_wall < looked
                        and answered < entry[2].until_wall
                        and (_missed_on_a_virtual_clock(o, entry[2], wait_ends, tolerance) if virtual
                             else entry[2].due_before(answer_due, tolerance))), None)
@@ -240,6 +239,16 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
                                missed_by_long_poll=True))
         step.add(StepVerdict.DIVERGENCE, _LONG_POLL, _LONG_POLL, (divergence,))
     return found
+
+
+def _groups_split(steps: list[StepJudgement]) -> set[str]:
+    """The queues with a message that no answered send names (its send's answer lost, or a message nobody sent): it
+    lies in a part of its own, apart from its FIFO group's, whose part cannot tell whether it holds the group."""
+    ops = [step.op for step in steps]
+    sent = {o.response.message_id for o in ops if isinstance(o.response, SendOk)}
+    return {o.op.queue for o in ops if isinstance(o.op, SendMessage) and isinstance(o.response, Unknown)
+            or isinstance(o.op, ReceiveMessage) and isinstance(o.response, ReceiveOk)
+            and any(m.message_id not in sent for m in o.response.messages)}
 
 
 def _missed_on_a_virtual_clock(o: HistoryOp, left: LeftReceivable, wait_ends: float, tolerance: float) -> bool:
@@ -259,24 +268,52 @@ def _exclusive_receives(steps: list[StepJudgement], held: list[Held], tolerance:
     of the same queue (from its receive's answer to the next operation on it, and before its deadline by more than
     the tolerance): breaking the rule would have returned that message. (A receive that did return it is judged
     in the message's part.)"""
-    by_queue: dict[str, list[Held]] = {}
-    for h in sorted(held, key=lambda h: h.from_wall):
-        by_queue.setdefault(h.queue, []).append(h)
-    taken = dict.fromkeys(by_queue, 0)  # per queue, how many of its receipts the sweep has reached
-    active: dict[str, list[Held]] = {queue: [] for queue in by_queue}
+    sweep = _Sweep(held, queue_of=lambda h: h.queue, begins=lambda h: h.from_wall)
     for step in steps:  # in invoke order: a receipt held before one receive may still be held at the next
         o = step.op
         if not isinstance(o.op, ReceiveMessage) or not isinstance(o.response, ReceiveOk) \
-                or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED) or o.op.queue not in active:
+                or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED) or o.op.queue not in sweep:
             continue
-        queue, waiting = o.op.queue, by_queue[o.op.queue]
-        while taken[queue] < len(waiting) and waiting[taken[queue]].from_wall < o.invoke_wall:
-            active[queue].append(waiting[taken[queue]])
-            taken[queue] += 1
         # let go before this one, or its deadline passed before this one was sent (then before every later one's:
         # the target's clock only moves forward in invoke order)
-        active[queue] = [h for h in active[queue] if h.until_wall > o.invoke_wall
-                         and o.invoke + tolerance < h.deadline]
+        active = sweep.begun_before(o.op.queue, o.invoke_wall, _held_past(o, tolerance))
         if any(held_by_another(o.client, {h.client}) and o.settles_by < h.until_wall
-               and o.complete + tolerance < h.deadline for h in active[queue]):
+               and o.complete + tolerance < h.deadline for h in active):
             step.add(step.verdict, _EXCLUSIVE, _EXCLUSIVE)
+
+
+def _rests_past(sent: float) -> Callable[[tuple[Part, list[int], LeftReceivable]], bool]:
+    """Whether nothing acted on a message left receivable until after `sent`."""
+    return lambda entry: entry[2].until_wall > sent
+
+
+def _held_past(o: HistoryOp, tolerance: float) -> Callable[[Held], bool]:
+    """Whether a receipt was still held, and surely in flight, when `o` was sent."""
+    return lambda h: h.until_wall > o.invoke_wall and o.invoke + tolerance < h.deadline
+
+
+class _Sweep(Generic[R]):
+    """Records of a history that begin at a wall instant (receipts held, messages left receivable), met by one
+    queue's receives in the order they were sent: per queue, the ones begun so far and not yet let go."""
+
+    def __init__(self, records: list[R], queue_of: Callable[[R], str], begins: Callable[[R], float]) -> None:
+        self._begins = begins
+        self._waiting: dict[str, list[R]] = {}
+        for record in sorted(records, key=begins):
+            self._waiting.setdefault(queue_of(record), []).append(record)
+        self._taken = dict.fromkeys(self._waiting, 0)  # per queue, how many of its records the sweep has reached
+        self._active: dict[str, list[R]] = {queue: [] for queue in self._waiting}
+
+    def __contains__(self, queue: str) -> bool:
+        return queue in self._waiting
+
+    def begun_before(self, queue: str, instant: float, kept: Callable[[R], bool]) -> list[R]:
+        """The queue's records begun before `instant` that `kept` keeps: one it lets go is gone for every later
+        receive too."""
+        waiting, taken, active = self._waiting[queue], self._taken[queue], self._active[queue]
+        while taken < len(waiting) and self._begins(waiting[taken]) < instant:
+            active.append(waiting[taken])
+            taken += 1
+        self._taken[queue] = taken
+        self._active[queue] = active = [record for record in active if kept(record)]
+        return active

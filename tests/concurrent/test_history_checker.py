@@ -112,6 +112,17 @@ def test_a_fifo_empty_long_poll_is_not_flagged_while_the_group_is_held_or_a_retr
     assert check_history(_fifo_long_poll_story(first_received=False, attempt_id="r1")).conforms
 
 
+def test_a_fifo_empty_long_poll_is_not_judged_where_a_send_s_answer_was_lost():
+    """m1's send got no answer, so m1 lies in a part of its own, apart from its group's: the group's part (m2) cannot
+    see m1 holding the group through the poll."""
+    story = Story("sqs-fifo", clients=3)
+    story.do(0, SendMessage("q.fifo", "body-m1", group_id="g", dedup_id="m1"), Unknown("lost"), 0, 1.0, 1.1)
+    story.send(0, "m2", 0, 1.2, 1.3).received(0, [("m1", "h1", 1)], 1, 2.0, 2.1)
+    story.do(1, ReceiveMessage("q.fifo", wait_time_seconds=5), ReceiveOk(()), 10, 3.0, 3.1)
+    story.do(0, DeleteMessage("q.fifo", "h1"), Ok(), 20, 3.5, 3.6)
+    assert check_history(story.received(2, [("m2", "h2", 1)], 30, 4.0, 4.1).done()).conforms
+
+
 # --- must NOT be flagged --------------------------------------------------------------------------------------------
 
 def test_a_redelivery_explained_by_an_overlapping_change_to_zero_is_no_early_return():
