@@ -13,6 +13,7 @@ from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, NOTES_
 from sqs_conformance.conformance.concurrent.shrink import smallest
 from sqs_conformance.conformance.concurrent.spread import searched
 from sqs_conformance.model import Model
+from sqs_conformance.model.profiles import PROFILES
 from sqs_conformance.model.state import Timing
 from sqs_conformance.model.values import (
     ChangeMessageVisibility, ChangeOk, CreateQueue, DeleteMessage, Ok, PurgeQueue, ReceivedMessage, ReceiveMessage,
@@ -234,6 +235,14 @@ def test_an_empty_long_poll_is_not_flagged_where_the_message_was_taken_hidden_or
     story.do(1, ReceiveMessage("q", wait_time_seconds=5), ReceiveOk(()), at=5, sent=2.0, answered=2.2)
     story.do(0, PurgeQueue("q"), Ok(), at=5, sent=2.05, answered=2.1)
     assert check_history(story.done()).conforms
+
+
+def test_an_empty_long_poll_is_not_judged_across_parts_on_a_queue_sent_as_many_messages_as_its_in_flight_quota(
+        monkeypatch):
+    """INFLIGHT-QUOTA: at the quota a long poll returns nothing more, and the count in flight is the queue's, which
+    no part sees: a queue sent that many messages may have reached it (here a quota of 1, the story's one send)."""
+    monkeypatch.setitem(PROFILES, "sqs-standard", replace(PROFILES["sqs-standard"], inflight_quota=1))
+    assert check_history(_long_poll_story().done()).conforms
 
 
 def _send_during_a_long_poll(clock: str, send_answered: float) -> History:
