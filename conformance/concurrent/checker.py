@@ -151,8 +151,8 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
                 o = part.ops[position]
                 if not judged.notes:  # nearly every step: nothing to count but the rules it decided
                     early.not_rare(judged.decided, ())
-                    steps[o.index].add(StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK, judged.rule_set,
-                                       judged.decisive_set)
+                    answered = StepVerdict.UNKNOWN if _unanswered(steps[o.index].op) else StepVerdict.OK
+                    steps[o.index].add(answered, judged.rule_set, judged.decisive_set)
                     continue
                 for note in judged.notes:
                     noted.setdefault(note.rule, [])
@@ -161,7 +161,7 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
                 not_rare = early.not_rare(judged.decided, judged.notes)
                 repeated += [(o, d, list(noted.get(d.rule, [part]))) for d in not_rare]
                 steps[o.index].add(StepVerdict.DIVERGENCE if not_rare else StepVerdict.NOTE if judged.notes else
-                                   StepVerdict.UNKNOWN if _unanswered(o) else StepVerdict.OK,
+                                   StepVerdict.UNKNOWN if _unanswered(steps[o.index].op) else StepVerdict.OK,
                                    judged.rule_set, judged.decisive_set, not_rare, judged.notes)
             held += found.held
             receivable += [(part, found.order, r) for r in found.receivable]
@@ -183,6 +183,7 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
 
 
 def _unanswered(o: HistoryOp) -> bool:
+    """As the history has it: a part may hold an answered receive as unanswered (`parts.py`, a redrive's move)."""
     return isinstance(o.response, Unknown)  # as `HistoryOp.settles_by` tells one: it never surely settles
 
 

@@ -5,7 +5,9 @@ order bind them), but groups are. So a part is one message (standard) or one gro
 
 - the operations that act on the whole queue: CreateQueue and SetQueueAttributes in every part; PurgeQueue and a
   receive whose answer was lost (it may have taken any message) in every part whose messages may have been there
-  while it took effect (a purge refused, in the queue's own part only);
+  while it took effect (a purge refused, in the queue's own part only); on a queue with a redrive policy, every
+  receive also in every other part its window meets, as a receive whose answer was lost (it may have moved that
+  part's message to the dead-letter queue instead of returning it);
 - each receive cut to the messages of the part it returned (a receive that returned some message of another part
   is, here, a receive that returned these);
 - each change and delete in the part of the message its handle names, a batch in the part of all its entries
@@ -101,12 +103,14 @@ def decompose(history: History) -> Decomposed:
         # sent (its part, without a send, shows that)
         return f"messages of lost sends to {queue}" if queue in lost_sends else f"message {message_id}"
 
+    redriven = _redriven(history)
     blind_from = _blind_from(history, message_of)
     keys = _bound_together(history, key, message_of)
     parts: dict[str, Part] = {QUEUE_OWN: Part(QUEUE_OWN)}
     spans: dict[str, list[float]] = {}  # per part: when its first operation was sent, when its last settled
     rooted: list[tuple[HistoryOp, str | None]] = []  # each operation and its part's root (None: every part)
     unjudged: list[HistoryOp] = []
+    elsewhere: list[tuple[HistoryOp, frozenset[str]]] = []  # receives that may have moved messages they did not return
 
     def place(o: HistoryOp, root: str) -> None:
         rooted.append((o, root))
@@ -123,6 +127,7 @@ def decompose(history: History) -> Decomposed:
         if blind_from and o.invoke_wall >= blind_from.get(queue, float("inf")):
             unjudged.append(o)
         elif isinstance(op, ReceiveMessage):
+            roots = []
             if isinstance(response, ReceiveOk) and response.messages:
                 # cut by part (a root), not by key: keys merged into one part get one receive, not one per key
                 roots = [keys.find(key(m.message_id, queue)) for m in response.messages]
@@ -135,6 +140,9 @@ def decompose(history: History) -> Decomposed:
                 rooted.append((o, None))
             else:
                 place(o, QUEUE_OWN)
+            if queue in redriven and isinstance(response, ReceiveOk):
+                elsewhere.append((o, frozenset(roots)))
+                rooted.append((o, _ELSEWHERE))
         elif isinstance(op, WHOLE_QUEUE):
             rooted.append((o, None))
         elif isinstance(op, READ_TOGETHER):
@@ -150,13 +158,32 @@ def decompose(history: History) -> Decomposed:
             named = [key(message_of[h], queue) for h in handles_named(op) if h in message_of]
             place(o, keys.find(named[0]) if named else QUEUE_OWN)
     overlapping = _Overlapping({root: span for root, span in spans.items() if root != QUEUE_OWN})
+    moved_elsewhere = iter(elsewhere)
     for o, rooted_at in rooted:
         if rooted_at is None:
             for every in [QUEUE_OWN, *_touched(o, parts, overlapping)]:
                 parts[every].ops.append(o)
+        elif rooted_at is _ELSEWHERE:
+            _, returned = next(moved_elsewhere)
+            for other in _touched(o, parts, overlapping):
+                if other not in returned:
+                    parts[other].ops.append(copied(o, response=Unknown(_MAY_HAVE_MOVED)))
         else:
             parts[rooted_at].ops.append(o)
     return Decomposed(list(parts.values()), unjudged)
+
+
+# A receive on a queue with a redrive policy moves, instead of returning, a message received maxReceiveCount times
+# (REDRIVE-DLQ): whatever it answered, it may have moved a message of a part it is not in. There it is judged as a
+# receive whose answer was lost, which keeps that open.
+_ELSEWHERE = "a receive's effect on the messages it did not return"
+_MAY_HAVE_MOVED = "not this part's: it may have moved this part's message to the dead-letter queue"
+
+
+def _redriven(history: History) -> set[str]:
+    """The queues given a redrive policy anywhere in the history."""
+    return {o.op.queue for o in history.ops
+            if isinstance(o.op, (CreateQueue, SetQueueAttributes)) and o.op.attributes.get("RedrivePolicy")}
 
 
 def _bound_together(history: History, key: Callable[[str | None, str], str],

@@ -16,9 +16,10 @@ from sqs_conformance.model import Model
 from sqs_conformance.model.profiles import PROFILES
 from sqs_conformance.model.state import Timing
 from sqs_conformance.model.values import (
-    ChangeMessageVisibility, ChangeOk, CreateQueue, DeleteMessage, Ok, PurgeQueue, ReceivedMessage, ReceiveMessage,
-    ReceiveOk, SendMessage, SendOk, Unknown,
+    ChangeMessageVisibility, ChangeOk, CreateQueue, DeleteMessage, Error, Ok, PurgeQueue, ReceivedMessage,
+    ReceiveMessage, ReceiveOk, SendMessage, SendOk, Unknown,
 )
+from sqs_conformance.model.verdicts import StepVerdict
 from tests.concurrent.histories import Story, eight_clients_on
 from tests.concurrent.targets import ForgetfulConsumers
 
@@ -299,6 +300,44 @@ def test_a_virtual_clock_s_long_poll_answering_empty_before_a_message_came_due_i
     assert set(check_history(gave_up).rules_diverging()) == {"RCV-LONG-POLL"}
     assert check_history(_timeout_lapsing_during_a_long_poll("virtual", answered=29, timeout=34)).conforms
     assert check_history(_timeout_lapsing_during_a_long_poll("virtual", answered=29, received_again=32)).conforms
+
+
+EXPIRED = Error("InvalidParameterValue", "Value h1 for parameter ReceiptHandle is invalid. Reason: The receipt handle "
+                "has expired.", 400)
+
+
+def _moved_by_an_empty_poll(max_receive_count: int, change_answer) -> History:
+    """LocalStack, real clock: a FIFO queue with a 0 s timeout and a dead-letter queue; m1 received once, an empty
+    long poll (which moves m1 if it was received `max_receive_count` times), m1's old handle refused as expired on a
+    delete and given `change_answer` on a change, then the dead-letter queue returns m1."""
+    fifo = {"FifoQueue": "true"}
+    redrive = {"deadLetterTargetQueue": "dlq", "maxReceiveCount": max_receive_count}
+    history = History("sqs-fifo", "real", 0.5, 1)
+    for op, answer, sent, answered in [
+            (CreateQueue("dlq", fifo), Ok(), 0, 0.004),
+            (CreateQueue("q", {**fifo, "VisibilityTimeout": 0, "RedrivePolicy": redrive}), Ok(), 0.005, 0.01),
+            (SendMessage("q", "m1", group_id="g1", dedup_id="u1"), SendOk("msg-1"), 0.014, 0.02),
+            (ReceiveMessage("q", max_messages=1), ReceiveOk((ReceivedMessage("msg-1", "m1", "h1", 1, None),)),
+             0.039, 0.045),
+            (ReceiveMessage("q", max_messages=10, wait_time_seconds=1), ReceiveOk(()), 0.047, 0.052),
+            (DeleteMessage("q", "h1"), EXPIRED, 0.053, 0.058),
+            (ChangeMessageVisibility("q", "h1", 0), change_answer, 0.059, 0.065),
+            (ReceiveMessage("dlq", max_messages=10, wait_time_seconds=1),
+             ReceiveOk((ReceivedMessage("msg-1", "m1", "h2", None, None),)), 0.072, 0.08)]:
+        history.add(0, op, answer, sent, answered, sent, answered)
+    return history.in_order()
+
+
+def test_a_receive_on_a_redrive_queue_may_move_a_message_of_a_part_it_is_not_in():
+    """REDRIVE-DLQ: a receive moves a message received maxReceiveCount times instead of returning it, whatever it
+    answered. The empty poll is in no message's part, so without it m1's part never moved m1, and the dead-letter
+    queue returning it was flagged (a single client's case of the same answers conforms). Where m1 was received
+    fewer times than that, nothing could move it: still flagged."""
+    refused = Error("ReceiptHandleIsInvalid", "The input receipt handle is invalid.", 400)
+    verdict = check_history(_moved_by_an_empty_poll(1, refused))
+    assert verdict.conforms
+    assert {s.verdict for s in verdict.steps} == {StepVerdict.OK}  # the poll held as unanswered in m1's part only
+    assert violated(_moved_by_an_empty_poll(5, EXPIRED)) == {"REDRIVE-DLQ"}
 
 
 def test_a_lost_receive_answer_leaves_both_worlds_open():
