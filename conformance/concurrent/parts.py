@@ -108,9 +108,9 @@ def decompose(history: History) -> Decomposed:
     keys = _bound_together(history, key, message_of)
     parts: dict[str, Part] = {QUEUE_OWN: Part(QUEUE_OWN)}
     spans: dict[str, list[float]] = {}  # per part: when its first operation was sent, when its last settled
-    rooted: list[tuple[HistoryOp, str | None]] = []  # each operation and its part's root (None: every part)
+    # each operation and its part's root (None: every part; a set: every other part, for a redrive's move)
+    rooted: list[tuple[HistoryOp, str | frozenset[str] | None]] = []
     unjudged: list[HistoryOp] = []
-    elsewhere: list[tuple[HistoryOp, frozenset[str]]] = []  # receives that may have moved messages they did not return
 
     def place(o: HistoryOp, root: str) -> None:
         rooted.append((o, root))
@@ -141,8 +141,7 @@ def decompose(history: History) -> Decomposed:
             else:
                 place(o, QUEUE_OWN)
             if queue in redriven and isinstance(response, ReceiveOk):
-                elsewhere.append((o, frozenset(roots)))
-                rooted.append((o, _ELSEWHERE))
+                rooted.append((o, frozenset(roots)))
         elif isinstance(op, WHOLE_QUEUE):
             rooted.append((o, None))
         elif isinstance(op, READ_TOGETHER):
@@ -158,15 +157,13 @@ def decompose(history: History) -> Decomposed:
             named = [key(message_of[h], queue) for h in handles_named(op) if h in message_of]
             place(o, keys.find(named[0]) if named else QUEUE_OWN)
     overlapping = _Overlapping({root: span for root, span in spans.items() if root != QUEUE_OWN})
-    moved_elsewhere = iter(elsewhere)
     for o, rooted_at in rooted:
         if rooted_at is None:
             for every in [QUEUE_OWN, *_touched(o, parts, overlapping)]:
                 parts[every].ops.append(o)
-        elif rooted_at is _ELSEWHERE:
-            _, returned = next(moved_elsewhere)
+        elif isinstance(rooted_at, frozenset):  # the parts of the messages it returned
             for other in _touched(o, parts, overlapping):
-                if other not in returned:
+                if other not in rooted_at:
                     parts[other].ops.append(copied(o, response=Unknown(_MAY_HAVE_MOVED)))
         else:
             parts[rooted_at].ops.append(o)
@@ -176,7 +173,6 @@ def decompose(history: History) -> Decomposed:
 # A receive on a queue with a redrive policy moves, instead of returning, a message received maxReceiveCount times
 # (REDRIVE-DLQ): whatever it answered, it may have moved a message of a part it is not in. There it is judged as a
 # receive whose answer was lost, which keeps that open.
-_ELSEWHERE = "a receive's effect on the messages it did not return"
 _MAY_HAVE_MOVED = "not this part's: it may have moved this part's message to the dead-letter queue"
 
 
