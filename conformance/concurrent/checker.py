@@ -31,7 +31,7 @@ from sqs_conformance.model.profiles import Profile
 from sqs_conformance.model.receive_holdings import LONG_POLL_SLACK
 from sqs_conformance.model.rules import RCV_EXCLUSIVE, RCV_INTEGRITY, RCV_LONG_POLL
 from sqs_conformance.model.state import Timing
-from sqs_conformance.model.values import Error, ReceiveMessage, ReceiveOk, SendMessage, SendOk, Unknown
+from sqs_conformance.model.values import Error, ReceiveMessage, ReceiveOk, SendMessage, Unknown
 from sqs_conformance.model.verdicts import StepVerdict
 
 
@@ -178,7 +178,8 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
                     if other.index not in placed:
                         steps[other.index].add(StepVerdict.BEHIND)
     _exclusive_receives(steps, held, history.tolerance)
-    violations += _empty_long_polls(steps, receivable, history.tolerance, history.clock == "virtual", base.profile)
+    violations += _empty_long_polls(steps, receivable, history.tolerance, history.clock == "virtual", base.profile,
+                                    decomposed.apart)
     return HistoryVerdict(steps, violations, repeated, undecided, decomposed)
 
 
@@ -192,7 +193,7 @@ R = TypeVar("R")  # a record a sweep meets (`_Sweep`)
 
 
 def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, list[int], LeftReceivable]],
-                      tolerance: float, virtual: bool, profile: Profile) -> list[Violation]:
+                      tolerance: float, virtual: bool, profile: Profile, apart: set[str]) -> list[Violation]:
     """RCV-LONG-POLL across parts. An empty answer is judged in no message's part (`parts.py`), so a long poll that
     returned nothing while a message waited is judged here: a message of its queue on which nothing acted from
     before the poll looked until after its answer came (every operation of its part before had settled, in the one
@@ -207,7 +208,7 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
     (`Model.returned_once_due`: every message of it that may be there due, one surely there), and a poll with a
     ReceiveRequestAttemptId is not judged (a retry may repeat an earlier answer). Nor is a queue that no part can
     speak for (`_unjudged_queues`)."""
-    fifo, unjudged = profile.fifo, _unjudged_queues(steps, profile)
+    fifo, unjudged = profile.fifo, _unjudged_queues(steps, profile, apart)
     receivable = [entry for entry in receivable if entry[2].queue not in unjudged]
     sweep = _Sweep(receivable, queue_of=lambda entry: entry[2].queue, begins=lambda entry: entry[2].from_wall)
     found: list[Violation] = []
@@ -242,21 +243,15 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
     return found
 
 
-def _unjudged_queues(steps: list[StepJudgement], profile: Profile) -> set[str]:
+def _unjudged_queues(steps: list[StepJudgement], profile: Profile, apart: set[str]) -> set[str]:
     """The queues where what one part left receivable does not decide an empty long poll: one sent as many messages
     as a queue may hold in flight (INFLIGHT-QUOTA: a long poll then returns nothing more, and the count is the
-    queue's, which no part sees); and on FIFO queues, one with a message that no answered send names (its send's
-    answer lost, or a message nobody sent), which lies in a part of its own, apart from its group's, whose part
-    cannot tell whether it holds the group."""
-    ops = [step.op for step in steps]
-    sends = Counter(o.op.queue for o in ops if isinstance(o.op, SendMessage) and not isinstance(o.response, Error))
+    queue's, which no part sees); and on FIFO queues, one with a message in a part of its own (`Decomposed.apart`),
+    apart from its group's, whose part cannot tell whether it holds the group."""
+    sends = Counter(s.op.op.queue for s in steps
+                    if isinstance(s.op.op, SendMessage) and not isinstance(s.op.response, Error))
     unjudged = {queue for queue, count in sends.items() if count >= profile.inflight_quota}
-    if profile.fifo:
-        sent = {o.response.message_id for o in ops if isinstance(o.response, SendOk)}
-        unjudged |= {o.op.queue for o in ops if isinstance(o.op, SendMessage) and isinstance(o.response, Unknown)
-                     or isinstance(o.op, ReceiveMessage) and isinstance(o.response, ReceiveOk)
-                     and any(m.message_id not in sent for m in o.response.messages)}
-    return unjudged
+    return unjudged | apart if profile.fifo else unjudged
 
 
 def _missed_on_a_virtual_clock(o: HistoryOp, left: LeftReceivable, wait_ends: float, tolerance: float) -> bool:

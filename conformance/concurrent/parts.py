@@ -52,6 +52,9 @@ class Part:
 class Decomposed:
     parts: list[Part]
     unjudged: list[HistoryOp]  # read every message together: judged nowhere
+    # queues with a message no answered send names (its send's answer lost, or nobody sent it): it lies in a part of
+    # its own, apart from its FIFO group's
+    apart: set[str] = field(default_factory=set)
 
 
 class _Keys:
@@ -96,11 +99,14 @@ def decompose(history: History) -> Decomposed:
                 if m.receipt_handle is not None and m.message_id is not None:
                     message_of[m.receipt_handle] = m.message_id
 
+    apart: set[str] = set()
+
     def key(message_id: str | None, queue: str) -> str:
         if message_id in key_of:
             return key_of[message_id]  # type: ignore[index]
         # A message no answered send names: one whose send's answer was lost, if any was; else a message nobody
         # sent (its part, without a send, shows that)
+        apart.add(queue)
         return f"messages of lost sends to {queue}" if queue in lost_sends else f"message {message_id}"
 
     redriven = _redriven(history)
@@ -167,7 +173,7 @@ def decompose(history: History) -> Decomposed:
                     parts[other].ops.append(copied(o, response=Unknown(_MAY_HAVE_MOVED)))
         else:
             parts[rooted_at].ops.append(o)
-    return Decomposed(list(parts.values()), unjudged)
+    return Decomposed(list(parts.values()), unjudged, apart | lost_sends)
 
 
 # A receive on a queue with a redrive policy moves, instead of returning, a message received maxReceiveCount times
