@@ -90,7 +90,7 @@ def decompose(history: History) -> Decomposed:
     for o in history.ops:
         if isinstance(o.op, SendMessage):
             if isinstance(o.response, SendOk) and o.response.message_id is not None:
-                group = f"group {o.op.group_id} of {o.op.queue}" if fifo else None
+                group = _group_key(o.op.group_id, o.op.queue) if fifo else None
                 key_of.setdefault(o.response.message_id, group or f"message {o.response.message_id}")
             elif isinstance(o.response, Unknown):
                 lost_sends.add(o.op.queue)
@@ -195,7 +195,9 @@ def _bound_together(history: History, key: Callable[[str | None, str], str],
     - a batch's entries: one answer judges them together;
     - the messages of every answer to one ReceiveRequestAttemptId (FIFO-ATTEMPT-ID): a retry repeats all of them
       unless one changed since, whatever its group, so a part that held only some could not see the change (to a
-      message of another group) that permits a fresh answer."""
+      message of another group) that permits a fresh answer;
+    - the FIFO groups of every send answered with one message id (one deduplication id sent to two groups): the
+      message is in the group of whichever send took effect first, and holds that group's later messages back."""
     keys = _Keys()
     bound: dict[tuple[str, str], list[str]] = {}  # keys to merge: per (queue, attempt id), and per batch
     for o in history.ops:
@@ -206,10 +208,17 @@ def _bound_together(history: History, key: Callable[[str | None, str], str],
         elif isinstance(o.op, (ChangeMessageVisibilityBatch, DeleteMessageBatch)):
             bound.setdefault(("batch", str(o.index)), []).extend(
                 key(message_of[h], queue) for h in handles_named(o.op) if h in message_of)
+        elif isinstance(o.op, SendMessage) and o.op.group_id is not None and isinstance(o.response, SendOk) \
+                and o.response.message_id is not None:
+            bound.setdefault((f"sent to {queue}", o.response.message_id), []).append(_group_key(o.op.group_id, queue))
     for named in bound.values():
         if named:
             keys.merge(named)
     return keys
+
+
+def _group_key(group_id: str | None, queue: str) -> str:
+    return f"group {group_id} of {queue}"
 
 
 def _touched(o: HistoryOp, parts: dict[str, Part], overlapping: _Overlapping) -> list[str]:
