@@ -11,17 +11,18 @@ the order found, by the same policy as a single case of every other run (`redeli
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from sqs_conformance.conformance.collector import fewer_collections
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.concurrent.parts import Decomposed, Part, decompose
-from sqs_conformance.conformance.concurrent.path import Held, LeftReceivable
-from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET
+from sqs_conformance.conformance.concurrent.path import Held, LeftReceivable, Path
+from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, every_order
 from sqs_conformance.conformance.concurrent.spread import searched
 from sqs_conformance.conformance.redelivery import EarlyReturns
 from sqs_conformance.model import Divergence, Model
@@ -178,7 +179,7 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
                     if other.index not in placed:
                         steps[other.index].add(StepVerdict.BEHIND)
     _exclusive_receives(steps, held, history.tolerance)
-    violations += _empty_long_polls(steps, receivable, history.tolerance, history.clock == "virtual", base.profile,
+    violations += _empty_long_polls(steps, receivable, history.tolerance, history.clock == "virtual", base,
                                     decomposed.apart)
     return HistoryVerdict(steps, violations, repeated, undecided, decomposed)
 
@@ -193,23 +194,25 @@ R = TypeVar("R")  # a record a sweep meets (`_Sweep`)
 
 
 def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, list[int], LeftReceivable]],
-                      tolerance: float, virtual: bool, profile: Profile, apart: set[str]) -> list[Violation]:
+                      tolerance: float, virtual: bool, base: Model, apart: set[str]) -> list[Violation]:
     """RCV-LONG-POLL across parts. An empty answer is judged in no message's part (`parts.py`), so a long poll that
     returned nothing while a message waited is judged here: a message of its queue on which nothing acted from
-    before the poll looked until after its answer came (every operation of its part before had settled, in the one
-    order they could take, and the next was sent after that answer), and that the poll surely saw receivable, in
-    every state it may be in, had to be returned. On a real clock the poll looks throughout its wait: the message
-    had to be there before its answer came, and due, by more than the tolerance, before the poll had to answer (the
-    end of its wait, or its answer if that came first). On a virtual clock the poll surely looks only as it is sent
-    (its wait may pass in one move of the clock, its own or another client's): the message had to be there before
-    the poll was sent, and receivable at that instant; or the poll answered before the message was due, and so did
-    not wait for it, though it came due, with nothing acting on it until the wait was over, within the wait (the
-    clock alone brings it: a poll that waited saw it). On a FIFO queue a group counts as one message
-    (`Model.returned_once_due`: every message of it that may be there due, one surely there), and a poll with a
-    ReceiveRequestAttemptId is not judged (a retry may repeat an earlier answer). Nor is a queue that no part can
-    speak for (`_unjudged_queues`)."""
+    before the poll looked until after its answer came (every operation of its part before had settled, and the
+    next was sent after that answer), and that the poll surely saw receivable, in every state it may be in and in
+    every order those operations could take (`_EveryOrder`), had to be returned. On a real clock the poll looks
+    throughout its wait: the message had to be there before its answer came, and due, by more than the tolerance,
+    before the poll had to answer (the end of its wait, or its answer if that came first). On a virtual clock the
+    poll surely looks only as it is sent (its wait may pass in one move of the clock, its own or another client's):
+    the message had to be there before the poll was sent, and receivable at that instant; or the poll answered
+    before the message was due, and so did not wait for it, though it came due, with nothing acting on it until the
+    wait was over, within the wait (the clock alone brings it: a poll that waited saw it). On a FIFO queue a group
+    counts as one message (`Model.returned_once_due`: every message of it that may be there due, one surely there),
+    and a poll with a ReceiveRequestAttemptId is not judged (a retry may repeat an earlier answer). Nor is a queue
+    that no part can speak for (`_unjudged_queues`)."""
+    profile = base.profile
     fifo, unjudged = profile.fifo, _unjudged_queues(steps, profile, apart)
     receivable = [entry for entry in receivable if entry[2].queue not in unjudged]
+    orders = _EveryOrder(base)
     sweep = _Sweep(receivable, queue_of=lambda entry: entry[2].queue, begins=lambda entry: entry[2].from_wall)
     found: list[Violation] = []
     for step in steps:  # in invoke order
@@ -223,12 +226,9 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
         looked = o.invoke_wall if virtual else answered  # a message there before this, the poll surely saw
         # one acted on before this poll was sent was acted on before every later one too
         active = sweep.begun_before(o.op.queue, looked, _rests_past(o.invoke_wall))
-        wait_ends = o.invoke + o.op.wait_time_seconds
-        answer_due = min(o.complete, wait_ends)
-        missed = next((entry for entry in active if entry[2].from_wall < looked
-                       and answered < entry[2].until_wall
-                       and (_missed_on_a_virtual_clock(o, entry[2], wait_ends, tolerance) if virtual
-                            else entry[2].due_before(answer_due, tolerance))), None)
+        missed_it = functools.partial(_missed, o, virtual, tolerance)
+        missed = next((entry for entry in active if entry[2].from_wall < looked and answered < entry[2].until_wall
+                       and missed_it(entry[2]) and orders.holds(entry[0], entry[2], missed_it)), None)
         if missed is None:
             continue
         part, order, left = missed
@@ -243,6 +243,34 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
     return found
 
 
+class _EveryOrder:
+    """Whether what one order of a part's first operations left receivable holds in every order of them that fits
+    their answers (`LeftReceivable.one_order`; `search.every_order`, found once per part and count)."""
+
+    def __init__(self, base: Model) -> None:
+        self._base = base
+        self._ends: dict[tuple[int, int], list[Path] | None] = {}
+
+    def holds(self, part: Part, left: LeftReceivable, judged: Callable[[LeftReceivable], bool]) -> bool:
+        """`judged` holds of the message as every order leaves it: each must leave it returned once due (in the
+        states that order has it in), and the orders must all be found."""
+        if left.one_order:
+            return True
+        known = (id(part), left.done)
+        if known not in self._ends:
+            self._ends[known] = every_order(part.ops[:left.done], self._base)
+        ends = self._ends[known]
+        if not ends:
+            return False
+        for path in ends:
+            found = [replace(left, message_id=message_id, states=states)
+                     for message_id, _, states in path.model.returned_once_due()
+                     if path.rest_key(message_id) == left.key]
+            if not found or not judged(found[0]):
+                return False
+        return True
+
+
 def _unjudged_queues(steps: list[StepJudgement], profile: Profile, apart: set[str]) -> set[str]:
     """The queues where what one part left receivable does not decide an empty long poll: one sent as many messages
     as a queue may hold in flight (INFLIGHT-QUOTA: a long poll then returns nothing more, and the count is the
@@ -252,6 +280,15 @@ def _unjudged_queues(steps: list[StepJudgement], profile: Profile, apart: set[st
                     if isinstance(s.op.op, SendMessage) and not isinstance(s.op.response, Error))
     unjudged = {queue for queue, count in sends.items() if count >= profile.inflight_quota}
     return unjudged | apart if profile.fifo else unjudged
+
+
+def _missed(o: HistoryOp, virtual: bool, tolerance: float, left: LeftReceivable) -> bool:
+    """The empty long poll `o` missed the message left receivable so."""
+    assert isinstance(o.op, ReceiveMessage) and isinstance(o.op.wait_time_seconds, int)
+    wait_ends = o.invoke + o.op.wait_time_seconds
+    if virtual:
+        return _missed_on_a_virtual_clock(o, left, wait_ends, tolerance)
+    return left.due_before(min(o.complete, wait_ends), tolerance)  # before the poll had to answer
 
 
 def _missed_on_a_virtual_clock(o: HistoryOp, left: LeftReceivable, wait_ends: float, tolerance: float) -> bool:

@@ -90,8 +90,11 @@ class Held:
 class LeftReceivable:
     """A message (on a FIFO queue, a group: `Model.returned_once_due`) that a receive returns once it is due, in
     every state it may be in (`states`), and on which nothing acted from `from_wall` (every operation of its part
-    before had settled, in the one order they could take) until `until_wall` (the next was sent, at `until` on the
-    target's clock). `done`: the operations of its part's order before."""
+    before had settled) until `until_wall` (the next was sent, at `until` on the target's clock). `done`: the
+    operations of its part's order before (the first `done` of the part: every one sent before the next). Where
+    those could take effect in more than one order, this is what the order the search found left (`one_order`
+    False): another order may have left it otherwise, so it stands only where every order leaves it so
+    (`checker._in_every_order`); `key` names it in every order alike."""
 
     queue: str
     message_id: str  # model id
@@ -100,6 +103,8 @@ class LeftReceivable:
     until: float
     states: tuple[MessageState, ...]
     done: int
+    one_order: bool = True
+    key: tuple[str, ...] = ()
 
     def surely_due(self, at: float, tolerance: float) -> bool:
         """Receivable at the instant `at`, in every state it may be in, as the model judges an instant."""
@@ -147,15 +152,16 @@ class Path:
     def held(self) -> list[Held]:
         return [*self._let_go, *self._open.values()]
 
-    def step(self, o: HistoryOp) -> tuple[Verdict, Judged]:
+    def step(self, o: HistoryOp, after_every_earlier: bool) -> tuple[Verdict, Judged]:
         """The model's verdict on `o` taking effect next, and what the checker keeps of it: its rules named among
-        consumers."""
+        consumers. `after_every_earlier`: every operation of the part sent before `o` took effect before it in this
+        order."""
         messages = self._messages_of(o)
         holders = {message_id: self._holders(message_id) for message_id in messages}
         for message_id in messages:
             if message_id in self._open:
                 self._let_go.append(replace(self._open.pop(message_id), until_wall=o.invoke_wall))
-        self._acted_on(o)
+        self._acted_on(o, after_every_earlier)
         verdict = judge(self.model, self.ids, o)
         if isinstance(o.response, ReceiveOk) and fits(verdict):
             self._received(o)
@@ -164,20 +170,30 @@ class Path:
             self._settled = max(self._settled, o.settles_by)
         return verdict, Judged.of(_among_consumers(verdict, o.client, holders) if holders else verdict)
 
-    def _acted_on(self, o: HistoryOp) -> None:
+    def _acted_on(self, o: HistoryOp, after_every_earlier: bool) -> None:
         """`o` may act on every message of the part: what the operations before left receivable (the model holds it
-        still) lies so until `o` is sent. Kept only where it was due by then (a poll answered in between
-        answered before `o` was sent, on the same clock). Once an operation was sent before an earlier one's answer
-        came, the part's operations could take effect in more than one order, and what one order leaves receivable
-        is no longer certain."""
-        if o.invoke_wall <= self._settled:
-            self._one_order = False
-        if not self._one_order or not self._done:
+        still) lies so until `o` is sent, where every one of them had settled by then. Kept only where it was due
+        by then (a poll answered in between answered before `o` was sent, on the same clock). Once an operation was
+        sent before an earlier one's answer came, the part's operations could take effect in more than one order,
+        and what this order leaves receivable is so in this order only (`LeftReceivable.one_order`)."""
+        settled = o.invoke_wall > self._settled
+        self._one_order = self._one_order and settled
+        if not settled or not after_every_earlier or not self._done:
             return
         for message_id, queue, states in self.model.returned_once_due():
             if _due_from(states) <= o.invoke:
+                key = () if self._one_order else self.rest_key(message_id)
                 self.receivable.append(LeftReceivable(queue, message_id, self._settled, o.invoke_wall, o.invoke,
-                                                      states, self._done))
+                                                      states, self._done, self._one_order, key))
+
+    def rest_key(self, message_id: str) -> tuple[str, ...]:
+        """What `Model.returned_once_due` yields this message for, named alike in every order of the part: its
+        queue and FIFO group, or its queue and the target's id for it (the model's ids follow the order)."""
+        message = self.model.messages[message_id]
+        queue = message.states[0].queue
+        if self.model.profile.fifo:
+            return queue, "group", message.group_id or ""
+        return queue, "message", self.ids.target_id(message_id)
 
     def _messages_of(self, o: HistoryOp) -> list[str]:
         """The model ids of the messages `o` returned or names a receipt of."""

@@ -106,7 +106,7 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
         if judged >= budget:
             return Searched("undecided", deepest.order, judged=judged)
         judged += 1
-        verdict, named = path.step(ops[chosen])
+        verdict, named = path.step(ops[chosen], after_every_earlier=chosen == done.low)
         if not verdict.consistent and isinstance(ops[chosen].response, Unknown):
             # an answer lost where the model cannot follow blind (a send: which message, if any?), in any order
             return Searched("undecided", order, judged=judged)
@@ -142,6 +142,38 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
         order, verdicts = order[:frame.order_length], verdicts[:frame.order_length]
         if last:
             stack.pop()
+
+
+ORDERS_BUDGET = 2_000  # judged steps to find every order of a part's first operations (`every_order`)
+
+
+def every_order(ops: list[HistoryOp], start: Model, budget: int = ORDERS_BUDGET) -> list[Path] | None:
+    """Where each order of `ops` that fits every answer (early returns and all) leaves the part: one path per
+    distinct state reached. None where the budget ran out first: then what every order leaves is not known."""
+    sent, settles = [o.invoke_wall for o in ops], [o.settles_by for o in ops]
+    ends: dict[tuple, Path] = {}
+    seen: set = set()
+    judged = 0
+    pending: list[tuple[Path, Done]] = [(Path(start.fork()), Done())]
+    while pending:
+        path, done = pending.pop()
+        if done.low == len(ops):
+            ends.setdefault((path.model.fingerprint(), path.ids.bindings()), path)
+            continue
+        candidates = done.next_candidates(sent, settles)
+        for position in candidates:
+            judged += 1
+            if judged > budget:
+                return None
+            after = path.fork() if position != candidates[-1] else path
+            verdict, _ = after.step(ops[position], after_every_earlier=False)
+            if not fits(verdict):
+                continue
+            key = (done.with_(position), after.model.fingerprint(), after.ids.bindings())
+            if key not in seen:
+                seen.add(key)
+                pending.append((after, key[0]))
+    return list(ends.values())
 
 
 class Done(NamedTuple):

@@ -125,6 +125,16 @@ def test_a_fifo_empty_long_poll_is_not_judged_where_a_send_s_answer_was_lost():
     assert check_history(story.received(2, [("m2", "h2", 1)], 30, 4.0, 4.1).done()).conforms
 
 
+def test_a_fifo_empty_long_poll_after_a_send_raced_a_purge_is_rcv_long_poll_whichever_came_first():
+    """m1's send overlaps the purge: in one order it was purged, in the other it heads group g. Either way, once
+    both had settled, m2 was sent and group g offered a message through the poll, untouched until m3's send: every
+    order those operations could take leaves the group returned once due."""
+    story = Story("sqs-fifo", clients=3).send(0, "m0", 0, 1.0, 1.1)
+    story.do(1, PurgeQueue("q.fifo"), Ok(), 5, 2.0, 2.5).send(0, "m1", 5, 2.1, 2.2).send(0, "m2", 6, 3.0, 3.1)
+    story.do(1, ReceiveMessage("q.fifo", wait_time_seconds=5), ReceiveOk(()), 10, 4.0, 4.1)
+    assert violated(story.send(2, "m3", 20, 6.0, 6.1).done()) == {"RCV-LONG-POLL"}
+
+
 # --- must NOT be flagged --------------------------------------------------------------------------------------------
 
 def test_a_redelivery_explained_by_an_overlapping_change_to_zero_is_no_early_return():
@@ -238,6 +248,16 @@ def test_an_empty_long_poll_is_not_flagged_where_the_message_was_taken_hidden_or
     assert check_history(story.done()).conforms
 
 
+def test_an_empty_long_poll_is_not_flagged_where_another_order_of_the_operations_before_leaves_the_message_hidden():
+    """Two changes of one receipt overlap: the search's order (60 s, then 0) leaves m1 visible through the poll, the
+    other (0, then 60 s) hidden until after it. Both fit every answer, so the poll may have found nothing."""
+    story = Story().send(0, "m1", 0, 1.0, 1.1).received(0, [("m1", "h1", 1)], 1, 2.0, 2.1)
+    story.do(0, ChangeMessageVisibility("q", "h1", 60), ChangeOk(), 2, 3.0, 3.3)
+    story.do(1, ChangeMessageVisibility("q", "h1", 0), ChangeOk(), 2, 3.1, 3.2)
+    story.do(1, ReceiveMessage("q", wait_time_seconds=5), ReceiveOk(()), 10, 4.0, 4.1)
+    assert check_history(story.received(0, [("m1", "h2", 2)], 70, 5.0, 5.1).done()).conforms
+
+
 def _one_deduplication_id_sent_to_two_groups(deleted_before_the_poll: bool) -> History:
     """Client 0 sends X to group g2 and client 1 to g1 with one deduplication id, at once: both are answered with
     mx, the message of whichever took effect first. m2 follows in g1; client 2 receives mx for 60 s (if it heads g1,
@@ -257,8 +277,9 @@ def _one_deduplication_id_sent_to_two_groups(deleted_before_the_poll: bool) -> H
 
 def test_a_message_sent_to_two_fifo_groups_may_hold_either_through_an_empty_long_poll():
     """Which group mx is in depends on which send came first: the two groups are one part. Held by mx in flight, g1
-    may offer nothing (a part of g1 alone, without mx, took m2 for receivable)."""
+    may offer nothing (a part of g1 alone, without mx, took m2 for receivable); once mx is deleted, g1 offers m2."""
     assert check_history(_one_deduplication_id_sent_to_two_groups(deleted_before_the_poll=False)).conforms
+    assert violated(_one_deduplication_id_sent_to_two_groups(deleted_before_the_poll=True)) == {"RCV-LONG-POLL"}
 
 
 def test_an_empty_long_poll_is_not_judged_across_parts_on_a_queue_sent_as_many_messages_as_its_in_flight_quota(
@@ -290,6 +311,21 @@ def test_a_message_sent_during_a_long_poll_is_its_to_return_on_a_real_clock_only
     assert set(check_history(_send_during_a_long_poll("real", 11.0)).rules_diverging()) == {"RCV-LONG-POLL"}
     assert check_history(_send_during_a_long_poll("real", 14.9)).conforms
     assert check_history(_send_during_a_long_poll("virtual", 11.0)).conforms
+
+
+def test_an_empty_long_poll_is_not_flagged_where_a_receive_sent_before_it_answered_took_effect_later_in_the_order():
+    """Real clock. R1 (sent at 2.0) returned m1 counted twice, R2 (sent at 2.1) counted once and for 0 s: R2 took
+    effect first. In that order nothing acted on m1 before R2 was sent, but R1, sent already, may have taken it
+    before the poll (answered at 2.05) looked last: the stretch ends where R1 was sent, not R2."""
+    history = History("sqs-standard", "real", 0.5, 4)
+    history.add(0, CreateQueue("q", {"VisibilityTimeout": "30"}), Ok(), 0, 0.1, 0, 0.1)
+    history.add(0, SendMessage("q", "body-m1"), SendOk("m1"), 1.0, 1.1, 1.0, 1.1)
+    history.add(1, ReceiveMessage("q", wait_time_seconds=5), ReceiveOk(()), 1.95, 2.05, 1.95, 2.05)
+    history.add(2, ReceiveMessage("q"), ReceiveOk((ReceivedMessage("m1", "body-m1", "h1", 2, None),)),
+                2.0, 3.0, 2.0, 3.0)
+    history.add(3, ReceiveMessage("q", visibility_timeout=0),
+                ReceiveOk((ReceivedMessage("m1", "body-m1", "h2", 1, None),)), 2.1, 2.2, 2.1, 2.2)
+    assert check_history(history.in_order()).conforms
 
 
 def _timeout_lapsing_during_a_long_poll(clock: str, answered: float = 34, received_again: float = 40,
