@@ -119,8 +119,8 @@ def _delete_receipt(model: Model, s: MessageState, handle: str, info: HandleInfo
         if not current:
             return [PerState(errors.smq_message_not_exist(), rule)]
         return [PerState(errors.smq_message_not_exist(), rule), PerState(Ok(), rule, deleted(SMQ_NEW_HANDLE))]
-    if p.fifo:
-        return [PerState(errors.handle_expired(), (DEL_FIFO_EXPIRED,))]
+    if p.fifo:  # a FIFO queue that does not enforce it deletes the message all the same
+        return [PerState(errors.handle_expired(), (DEL_FIFO_EXPIRED,), unenforced=deleted(DEL_FIFO_EXPIRED))]
     # A handle many hours old was once refused as expired (docs/evidence.md row 'delete-stale'): whether it
     # was its message's latest is not recorded, so past the 12-hour mark either kind of handle may be refused.
     refused = [PerState(errors.handle_expired(), (DEL_STALE,) if not current else (DEL_EXPIRED,))] \

@@ -20,7 +20,8 @@ from typing import NamedTuple
 from sqs_conformance.conformance.concurrent.history import HistoryOp
 from sqs_conformance.conformance.concurrent.path import Held, Judged, LeftReceivable, Path, fits
 from sqs_conformance.model import Model
-from sqs_conformance.model.values import Unknown
+from sqs_conformance.model.outcomes import Outcome
+from sqs_conformance.model.values import Error, Unknown
 
 DEFAULT_BUDGET = 20_000  # judged steps per part, beyond its length
 NOTES_TRIED = (0, 1, 2, float("inf"))  # early returns an order may hold, tried in turn
@@ -71,7 +72,44 @@ def search(ops: list[HistoryOp], start: Model, budget: int = DEFAULT_BUDGET) -> 
     # pass to reach that deep), so that a failure later in the part does not charge early returns to its start
     deepest = max(failed, key=lambda f: len(f.order))
     deepest.judged = judged
+    acceptance = _stood_on_acceptance(ops, start, deepest)
+    if acceptance is not None:
+        deepest.failed_at, deepest.failure = acceptance
     return deepest
+
+
+def _stood_on_acceptance(ops: list[HistoryOp], start: Model, deepest: Searched) -> tuple[int, Judged] | None:
+    """Where no order fits: the failure may stand on another operation that could take effect at the same point,
+    whose answer accepted what the model permits only to refuse. Carried out as a queue that does not enforce that
+    refusal would carry it out (`Outcome.unenforced`), it may let the failing operation fit: the failure is then
+    that acceptance's, the rule a person fixes (LocalStack deleting a FIFO message through another consumer's
+    expired handle, then refusing that consumer's change: the message no longer exists). Its position and verdict,
+    or None."""
+    if deepest.failed_at is None:
+        return None
+    sent, settles = [o.invoke_wall for o in ops], [o.settles_by for o in ops]
+    path, done = Path(start.fork()), Done()
+    for position in deepest.order:
+        if not fits(path.step(ops[position], after_every_earlier=False)[0]):
+            return None  # not the order the search walked: nothing to name
+        done = done.with_(position)
+    failing = ops[deepest.failed_at]
+    for position in done.next_candidates(sent, settles):
+        if position == deepest.failed_at:
+            continue
+        o = ops[position]
+        expectation = path.model.expect(path.ids.op_for_model(o.op), o.invoke, o.complete)
+        carried_out = [outcome.unenforced for outcome in getattr(expectation, "outcomes", ())
+                       if outcome.unenforced is not None]
+        for effects in carried_out:
+            accepted = path.fork()
+            verdict, named = accepted.step(o, after_every_earlier=False)
+            if not named.divergences or isinstance(o.response, Error):
+                break  # it fit, or it was a refusal: no acceptance to carry out
+            accepted.model.commit(Outcome(o.response, (), effects))
+            if fits(accepted.step(failing, after_every_earlier=False)[0]):
+                return position, named
+    return None
 
 
 def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: float, turn_back: bool = True
