@@ -94,7 +94,7 @@ class LeftReceivable:
     operations of its part's order before (the first `done` of the part: every one sent before the next). Where
     those could take effect in more than one order, this is what the order the search found left (`one_order`
     False): another order may have left it otherwise, so it stands only where every order leaves it so
-    (`checker._in_every_order`); `key` names it in every order alike."""
+    (`checker._EveryOrder`); `key` names it in every order alike."""
 
     queue: str
     message_id: str  # model id
