@@ -338,7 +338,8 @@ def test_a_message_sent_during_a_long_poll_is_its_to_return_on_a_real_clock_only
 def test_an_empty_long_poll_is_not_flagged_where_a_receive_sent_before_it_answered_took_effect_later_in_the_order():
     """Real clock. R1 (sent at 2.0) returned m1 counted twice, R2 (sent at 2.1) counted once and for 0 s: R2 took
     effect first. In that order nothing acted on m1 before R2 was sent, but R1, sent already, may have taken it
-    before the poll (answered at 2.05) looked last: the stretch ends where R1 was sent, not R2."""
+    before the poll (answered at 2.05) looked last: no stretch of rest ends at R2, which the search put before an
+    operation sent earlier."""
     history = History("sqs-standard", "real", 0.5, 4)
     history.add(0, CreateQueue("q", {"VisibilityTimeout": "30"}), Ok(), 0, 0.1, 0, 0.1)
     history.add(0, SendMessage("q", "body-m1"), SendOk("m1"), 1.0, 1.1, 1.0, 1.1)
