@@ -263,10 +263,10 @@ class _EveryOrder:
         if not ends:
             return False
         for path in ends:
-            found = [replace(left, message_id=message_id, states=states)
-                     for message_id, _, states in path.model.returned_once_due()
-                     if path.rest_key(message_id) == left.key]
-            if not found or not judged(found[0]):
+            found = next((replace(left, message_id=message_id, states=states)
+                          for message_id, _, states in path.model.returned_once_due()
+                          if path.rest_key(message_id) == left.key), None)
+            if found is None or not judged(found):
                 return False
         return True
 

@@ -148,6 +148,10 @@ class Path:
         other.receivable = list(self.receivable)
         return other
 
+    def state(self) -> tuple:
+        """Everything a later step reads of this path's model and ids, as one hashable value (a search's memo)."""
+        return self.model.fingerprint(), self.ids.bindings()
+
     @property
     def held(self) -> list[Held]:
         return [*self._let_go, *self._open.values()]

@@ -87,7 +87,7 @@ def _stood_on_acceptance(ops: list[HistoryOp], start: Model, deepest: Searched) 
     or None."""
     if deepest.failed_at is None:
         return None
-    sent, settles = [o.invoke_wall for o in ops], [o.settles_by for o in ops]
+    sent, settles = _windows(ops)
     path, done = Path(start.fork()), Done()
     for position in deepest.order:
         if not fits(path.step(ops[position], after_every_earlier=False)[0]):
@@ -98,14 +98,19 @@ def _stood_on_acceptance(ops: list[HistoryOp], start: Model, deepest: Searched) 
         if position == deepest.failed_at:
             continue
         o = ops[position]
+        if isinstance(o.response, Error):
+            continue  # a refusal: no acceptance to carry out
         expectation = path.model.expect(path.ids.op_for_model(o.op), o.invoke, o.complete)
         carried_out = [outcome.unenforced for outcome in getattr(expectation, "outcomes", ())
                        if outcome.unenforced is not None]
+        if not carried_out:
+            continue
+        stepped = path.fork()
+        _, named = stepped.step(o, after_every_earlier=False)
+        if not named.divergences:
+            continue  # it fit: the search took that order already
         for effects in carried_out:
-            accepted = path.fork()
-            verdict, named = accepted.step(o, after_every_earlier=False)
-            if not named.divergences or isinstance(o.response, Error):
-                break  # it fit, or it was a refusal: no acceptance to carry out
+            accepted = stepped.fork()
             accepted.model.commit(Outcome(o.response, (), effects))
             if fits(accepted.step(failing, after_every_earlier=False)[0]):
                 return position, named
@@ -118,7 +123,7 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
     first operation wherever several may go next, as the search does, but keeping nothing to go back to (no copy
     at a branch, no memo): most parts need no more. Where it would have to go back, it stops: "again"."""
     n = len(ops)
-    sent, settles = [o.invoke_wall for o in ops], [o.settles_by for o in ops]
+    sent, settles = _windows(ops)
     notes = 0
     path, done = Path(start.fork()), Done()
     order: list[int] = []
@@ -155,7 +160,7 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
             verdicts.append(named)
             chosen = None
             if stack:  # only where a branch is open can a state come again
-                key = (done, notes, path.model.fingerprint(), path.ids.bindings())
+                key = (done, notes, path.state())
                 if key not in seen:
                     seen.add(key)
                     continue
@@ -188,7 +193,7 @@ ORDERS_BUDGET = 2_000  # judged steps to find every order of a part's first oper
 def every_order(ops: list[HistoryOp], start: Model, budget: int = ORDERS_BUDGET) -> list[Path] | None:
     """Where each order of `ops` that fits every answer (early returns and all) leaves the part: one path per
     distinct state reached. None where the budget ran out first: then what every order leaves is not known."""
-    sent, settles = [o.invoke_wall for o in ops], [o.settles_by for o in ops]
+    sent, settles = _windows(ops)
     ends: dict[tuple, Path] = {}
     seen: set = set()
     judged = 0
@@ -196,7 +201,7 @@ def every_order(ops: list[HistoryOp], start: Model, budget: int = ORDERS_BUDGET)
     while pending:
         path, done = pending.pop()
         if done.low == len(ops):
-            ends.setdefault((path.model.fingerprint(), path.ids.bindings()), path)
+            ends.setdefault(path.state(), path)
             continue
         candidates = done.next_candidates(sent, settles)
         for position in candidates:
@@ -207,11 +212,16 @@ def every_order(ops: list[HistoryOp], start: Model, budget: int = ORDERS_BUDGET)
             verdict, _ = after.step(ops[position], after_every_earlier=False)
             if not fits(verdict):
                 continue
-            key = (done.with_(position), after.model.fingerprint(), after.ids.bindings())
+            key = (done.with_(position), after.state())
             if key not in seen:
                 seen.add(key)
                 pending.append((after, key[0]))
     return list(ends.values())
+
+
+def _windows(ops: list[HistoryOp]) -> tuple[list[float], list[float]]:
+    """Each operation's invoke_wall and settles_by: what `Done.next_candidates` reads."""
+    return [o.invoke_wall for o in ops], [o.settles_by for o in ops]
 
 
 class Done(NamedTuple):
