@@ -336,8 +336,9 @@ def test_each_divergence_links_to_the_finding_its_run_wrote(spark, tmp_path):
     write_findings(result, tmp_path / "run")
     # A concurrent run into the same folder: its lines appended to the trace (and its columnar copy), its findings
     # under concurrent/, each with its history.jsonl, which the report reads as a trace too
+    # three cases: real threads, so one case on a busy machine may interleave without the race (a CI run did)
     concurrent = run_clients(ForgetfulConsumers("sqs-standard"), "sqs-standard",
-                             ConcurrentOptions(clients=2, cases=1, seed=1, mode="threads"), tmp_path / "run")
+                             ConcurrentOptions(clients=2, cases=3, seed=1, mode="threads"), tmp_path / "run")
     # the second consumer is handed what the first holds (and, hiding it for 0 s, breaks RCV-HIDE on its own)
     assert "RCV-EXCLUSIVE" in concurrent.findings and set(concurrent.findings) <= {"RCV-EXCLUSIVE", "RCV-HIDE"}
     summary = job.build(spark, [str(tmp_path / "run")], str(tmp_path / "out"))
