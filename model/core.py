@@ -14,6 +14,7 @@ from typing import Any
 
 from sqs_conformance.model import errors
 from sqs_conformance.model.batches import change_batch, delete_batch
+from sqs_conformance.model.fast_receive import judged_at_once
 from sqs_conformance.model.handles import delete_message
 from sqs_conformance.model.receive import expect_receive
 from sqs_conformance.model.outcomes import (
@@ -51,9 +52,12 @@ FIFO_INDEX_FROM = 32
 
 class Model:
     def __init__(self, profile: Profile | str, timing: Timing = EXACT, indexed: bool = True,
-                 fifo_index_from: int = FIFO_INDEX_FROM) -> None:
+                 fifo_index_from: int = FIFO_INDEX_FROM, fast: bool = True) -> None:
         """`indexed=False` has every receive look at every message (the reference the index is tested against).
-        A FIFO queue is indexed once it holds `fifo_index_from` messages."""
+        A FIFO queue is indexed once it holds `fifo_index_from` messages. `fast=False` judges every answer in full,
+        never at once (the reference the fast path is tested against)."""
+        self.fast = fast
+        self.judged_at_once = 0  # answers the fast path judged
         self.profile = profile if isinstance(profile, Profile) else get_profile(profile)
         self.timing = timing
         self.queues: dict[str, Queue] = {}
@@ -76,6 +80,14 @@ class Model:
         """Judge a target's answer. `completed_at` is when the target answered, if later than `now`. Under exact
         timing that matters to a long poll only (judged as of the answer); under windowed timing the operation took
         effect somewhere in [now, completed_at]. An `Unknown` answer keeps both possibilities."""
+        verdict = self._judged_at_once(op, now, observed, completed_at) if self.fast else None
+        if verdict is not None:
+            self.judged_at_once += 1
+            situated = verdict.outcome.in_situations(edge_situations(op, self.profile))
+            if situated is not verdict.outcome:
+                verdict = copied(verdict, outcome=situated)
+            self.commit(verdict.outcome)
+            return verdict
         expectation = self.expect(op, now, completed_at)
         if isinstance(observed, Unknown):
             verdict = _unknown_verdict(self, expectation, observed)
@@ -87,10 +99,20 @@ class Model:
         self.commit(verdict.outcome)
         return verdict
 
-    def expect(self, op: Operation, now: float, completed_at: float | None = None) -> Expectation:
-        # The operation took effect somewhere in [now, late]: a window under windowed timing, an instant otherwise.
+    def _judged_at_once(self, op: Operation, now: float, observed: Response, completed_at: float | None
+                        ) -> Verdict | None:
+        """The common case's verdict, built directly (model/fast_receive.py), or None: `expect` judges it."""
+        if type(op) is ReceiveMessage:
+            return judged_at_once(self, op, now, self._late(now, completed_at), observed)
+        return None
+
+    def _late(self, now: float, completed_at: float | None) -> float:
+        """The operation took effect somewhere in [now, late]: a window under windowed timing, an instant otherwise."""
         windowed = self.timing.windowed and completed_at is not None and completed_at > now
-        late: float = completed_at if windowed else now  # type: ignore[assignment]
+        return completed_at if windowed else now  # type: ignore[return-value]
+
+    def expect(self, op: Operation, now: float, completed_at: float | None = None) -> Expectation:
+        late = self._late(now, completed_at)
         if isinstance(op, ReceiveMessage):
             return expect_receive(self, op, now, late, completed_at)
         handler = _HANDLERS.get(type(op))

@@ -4,6 +4,7 @@ and as the state a target's answer leaves (model/receive.py puts the parts toget
 
 from __future__ import annotations
 
+from collections.abc import Container
 from functools import cached_property
 
 from sqs_conformance.model.outcomes import (
@@ -38,6 +39,9 @@ from sqs_conformance.model.state import (
 )
 from sqs_conformance.model.values import ReceivedMessage, ReceiveOk
 from sqs_conformance.model.receive_holdings import Candidate, ReceiveHoldings
+
+
+SHORT_POLL_UNDECIDED = (RCV_LONG_POLL, RCV_REAPPEAR)  # a short poll samples: it may leave any message out
 
 
 class ReceiveEffects(ReceiveHoldings):
@@ -87,6 +91,8 @@ class ReceiveEffects(ReceiveHoldings):
         message was not looked at (a short poll samples, a long poll answers with what it found first), unless
         it `swept` the queue: then a message surely due, and not held behind its FIFO group, was moved."""
         visibilities = self.visibilities[:1] if canonical else self.visibilities
+        override = self.op.visibility_timeout is not None
+        queue_changed = self.queue.settings["VisibilityTimeout"].changed_at is not None
         effects = Effects()
         shown: list[ReceivedMessage] = []
         minted: set[str] = set()
@@ -96,7 +102,8 @@ class ReceiveEffects(ReceiveHoldings):
             handle = self.model.mint_handle()
             minted.add(handle)
             bases = states or message.states[:1]  # none fit (a divergent answer): adopt it so the run goes on
-            new_states = tuple(dict.fromkeys(self._received_with(s, handle, v) for s in bases for v in visibilities))
+            new_states = tuple(dict.fromkeys(received_state(s, handle, v, self.at, self.late, override, queue_changed)
+                                             for s in bases for v in visibilities))
             effects.states[message.id] = new_states
             effects.handles[handle] = HandleInfo(message.id, self.queue.name, self.at)
             first = new_states[0]
@@ -117,13 +124,7 @@ class ReceiveEffects(ReceiveHoldings):
             attempt = Attempt(self.at, tuple(shown),
                               {mid: states for mid, states in effects.states.items() if mid in returned_ids})
             effects.queue_changes = (AttemptRemembered(self.queue.name, self.op.attempt_id, attempt),)
-        applicable = self.model.profile.rule_ids
-        decided = tuple(r for mid in returned_ids for s in effects.states[mid] for r in s.why if r in applicable)
-        if any(s.receive_count for _, states in returned for s in states):  # a handle it had before could come back
-            decided += tuple(r for r in (RCV_NEW_HANDLE,) if r in applicable)
-        if RCV_COUNT in applicable and any(states and all(s.redrive_base is not None for s in states)
-                                           for _, states in returned):  # a dead-letter copy's count shows
-            decided += (REDRIVE_KEEPS_COUNT,)
+        decided = decided_rules(returned, effects.states, self.model.profile.rule_ids)
         rules = tuple(dict.fromkeys(self.rules + decided))  # e.g. VIS-NOT-STICKY: this receive ignored a change
         return Outcome(ReceiveOk(tuple(shown)), rules, effects, frozenset(minted), notes, self.at,
                        self._undecided(bool(returned_ids)),
@@ -168,7 +169,7 @@ class ReceiveEffects(ReceiveHoldings):
         # A long poll differs from a short one only where a message is surely receivable before its wait ends
         # (an empty answer would come then): on an empty queue the two answer alike.
         if not self.long_poll:
-            return (*undecided, RCV_LONG_POLL, RCV_REAPPEAR)
+            return (*undecided, *SHORT_POLL_UNDECIDED)
         due_by_end = self._due_by_end_of_wait  # and every settled message
         if not (due_by_end or self.settled):
             undecided.append(RCV_LONG_POLL)
@@ -191,26 +192,45 @@ class ReceiveEffects(ReceiveHoldings):
                 and len(c.receivable) + len(c.hidden) == len(c.message.states)
                 and all(s.surely_due(end, tolerance) for s in c.receivable + c.hidden)]
 
-    def _received_with(self, s: MessageState, handle: str, v: int) -> MessageState:
-        why: list[str] = []
-        if s.was_locked:
-            why.append(LOCK_NOT_REMEMBERED)
-        elif s.changed_at is not None:
-            why.append(VIS_NOT_STICKY)
-        if self.op.visibility_timeout is not None:
-            why.append(RCV_OVERRIDE)
-        elif self.queue.settings["VisibilityTimeout"].changed_at is not None:
-            why.append(QATTR_LATER_RECEIVES)
-        why.append(RCV_HIDE)
-        return s.evolve(
-            visible_at=self.at + v, slack=self.late - self.at, hidden=Hidden.RECEIPT, receipt=handle,
-            received_at=self.at, received_slack=self.late - self.at, changed_at=None,
-            receive_count=s.receive_count + 1,
-            first_receive_at=s.first_receive_at if s.first_receive_at is not None else self.at,
-            first_receive_slack=s.first_receive_slack if s.first_receive_at is not None else self.late - self.at,
-            redrive_first_at=s.redrive_first_at if s.redrive_first_at is not None or s.redrive_base is None
-            else self.at,
-            redrive_first_slack=s.redrive_first_slack if s.redrive_first_at is not None or s.redrive_base is None
-            else self.late - self.at,
-            was_locked=False, why=tuple(why),
-        )
+
+def decided_rules(returned: list[tuple[Message, list[MessageState]]], states: dict[str, tuple[MessageState, ...]],
+                  applicable: Container[str]) -> tuple[str, ...]:
+    """The rules a receive's answer decides beyond those it exercised: the rules that set the new states of the
+    messages it returned (`states`, after the receive), a new handle for a message returned before, a dead-letter
+    copy's count."""
+    decided = tuple(r for message_id in dict.fromkeys(m.id for m, _ in returned) for s in states[message_id]
+                    for r in s.why if r in applicable)
+    if any(s.receive_count for _, before in returned for s in before):  # a handle it had before could come back
+        decided += tuple(r for r in (RCV_NEW_HANDLE,) if r in applicable)
+    if RCV_COUNT in applicable and any(before and all(s.redrive_base is not None for s in before)
+                                       for _, before in returned):  # a dead-letter copy's count shows
+        decided += (REDRIVE_KEEPS_COUNT,)
+    return decided
+
+
+def received_state(s: MessageState, handle: str, v: int, at: float, late: float, override: bool,
+                   queue_timeout_changed: bool) -> MessageState:
+    """The state a receive taking effect in [at, late] leaves a message in, from state `s`, under `handle` for `v`
+    seconds; `override`: the receive set its own VisibilityTimeout; `queue_timeout_changed`: the queue's was set
+    after its creation."""
+    why: list[str] = []
+    if s.was_locked:
+        why.append(LOCK_NOT_REMEMBERED)
+    elif s.changed_at is not None:
+        why.append(VIS_NOT_STICKY)
+    if override:
+        why.append(RCV_OVERRIDE)
+    elif queue_timeout_changed:
+        why.append(QATTR_LATER_RECEIVES)
+    why.append(RCV_HIDE)
+    return s.evolve(
+        visible_at=at + v, slack=late - at, hidden=Hidden.RECEIPT, receipt=handle,
+        received_at=at, received_slack=late - at, changed_at=None,
+        receive_count=s.receive_count + 1,
+        first_receive_at=s.first_receive_at if s.first_receive_at is not None else at,
+        first_receive_slack=s.first_receive_slack if s.first_receive_at is not None else late - at,
+        redrive_first_at=s.redrive_first_at if s.redrive_first_at is not None or s.redrive_base is None else at,
+        redrive_first_slack=s.redrive_first_slack if s.redrive_first_at is not None or s.redrive_base is None
+        else late - at,
+        was_locked=False, why=tuple(why),
+    )

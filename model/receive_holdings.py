@@ -98,6 +98,44 @@ def dedupe(rules: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(rules))
 
 
+def applicable_once(rules: Iterable[str], applicable: Container[str]) -> tuple[str, ...]:
+    """The rules of the profile among `rules`, each once, in the order they first came."""
+    return tuple(r for r in dict.fromkeys(rules) if r in applicable)
+
+
+def poll_rules(base_rules: tuple[str, ...], long_poll: bool, bound_bites: bool) -> list[str]:
+    """What every receive exercises: its parameters' rules, its kind of poll, the count and first timestamp it
+    reports, and its message bound where more could be returned than it may (`bound_bites`)."""
+    rules = [*base_rules, RCV_LONG_POLL if long_poll else RCV_SHORT_POLL, RCV_COUNT, RCV_FIRST_TIMESTAMP]
+    if bound_bites:
+        rules.append(RCV_MAX_MESSAGES)
+    return rules
+
+
+def candidate_rules(hidden: Iterable[MessageState], blocked: Iterable[MessageState],
+                    returnable: Iterable[MessageState], due: bool, at_least_once: bool) -> list[str]:
+    """What a receive exercises on one message, by the states it may be in: hidden (the rules that hid it), held
+    back in its FIFO group, returnable (or due to move, `due`: REDRIVE-DLQ), a message returned before coming
+    back (RCV-REAPPEAR)."""
+    rules: list[str] = []
+    flying = False
+    for s in hidden:
+        rules += s.why
+        rules.append(RCV_HIDE)
+        flying = True
+    for s in blocked:
+        rules += s.why
+    for s in returnable:
+        rules += s.why
+        if s.receive_count:
+            rules.append(RCV_REAPPEAR)
+    if due:
+        rules.append(REDRIVE_DLQ)
+    if flying and at_least_once:
+        rules.append(RCV_AT_LEAST_ONCE)
+    return rules
+
+
 @dataclass
 class Candidate:
     message: Message
@@ -311,25 +349,14 @@ class ReceiveHoldings:
         return ordered, None if last_stop is None else last_stop[1], cut
 
     def _exercised_rules(self) -> tuple[str, ...]:
-        rules = list(self.base_rules)
-        rules.append(RCV_LONG_POLL if self.long_poll else RCV_SHORT_POLL)
-        rules += [RCV_COUNT, RCV_FIRST_TIMESTAMP]
-        if sum(1 for c in self.candidates.values() if c.receivable) + len(self.settled) > self.max_messages:
-            rules.append(RCV_MAX_MESSAGES)  # more could be returned than may be: the bound bites
+        receivable = sum(1 for c in self.candidates.values() if c.receivable) + len(self.settled)
+        rules = poll_rules(self.base_rules, self.long_poll, receivable > self.max_messages)
         rules += self.settled.rules()
+        at_least_once = self.model.profile.at_least_once
         if self.hidden:  # as a hidden candidate below
-            rules += self.hidden.rules() + [RCV_HIDE] + [RCV_AT_LEAST_ONCE] * self.model.profile.at_least_once
-        for candidate in self.candidates.values():
-            for s in candidate.hidden:
-                rules += list(s.why) + [RCV_HIDE]
-            for s in candidate.blocked:
-                rules += list(s.why)
-            for s in candidate.receivable + candidate.due:
-                rules += list(s.why) + ([RCV_REAPPEAR] if s.receive_count else [])
-            if candidate.due:
-                rules.append(REDRIVE_DLQ)
-            if candidate.hidden and self.model.profile.at_least_once:
-                rules.append(RCV_AT_LEAST_ONCE)
+            rules += self.hidden.rules() + [RCV_HIDE] + [RCV_AT_LEAST_ONCE] * at_least_once
+        for c in self.candidates.values():
+            rules += candidate_rules(c.hidden, c.blocked, c.receivable + c.due, bool(c.due), at_least_once)
         if self.queue.fifo:
             rules.append(FIFO_ORDER)
             for why in self.held_at_rest:  # as blocked candidates
@@ -340,8 +367,7 @@ class ReceiveHoldings:
                     rules += blocker
         if self.replay is not None:
             rules = rules + [FIFO_ATTEMPT_ID] if self.fresh else [FIFO_ATTEMPT_ID]
-        applicable = self.model.profile.rule_ids
-        return tuple(r for r in dict.fromkeys(rules) if r in applicable)
+        return applicable_once(rules, self.model.profile.rule_ids)
 
     def _surely_moved(self, candidate: Candidate) -> bool:
         group = candidate.message.group_id or ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from sqs_conformance.model import errors
 from sqs_conformance.model.outcomes import (
@@ -43,6 +44,9 @@ from sqs_conformance.model.receive_effects import ReceiveEffects
 from sqs_conformance.model.receive_holdings import (
     LONG_POLL_SLACK, Candidate, counts, dead_letter_queue_of, dedupe, pairs, without,
 )
+
+if TYPE_CHECKING:
+    from sqs_conformance.model.core import Model
 
 _RANGE_RULES = {"VisibilityTimeout": VIS_RANGE, "WaitTimeSeconds": RCV_WAIT_RANGE,
                 "MaxNumberOfMessages": RCV_MAX_MESSAGES}
@@ -160,35 +164,13 @@ class ReceiveJudging(ReceiveEffects):
         return states, Divergence(rules, expected, f"returned at {self.at:.3f}", (message.id,), without(message)), None
 
     def _attributes_fit(self, s: MessageState, got: ReceivedMessage) -> bool:
-        if RCV_COUNT not in self.model.profile.rule_ids:
-            return True
-        if got.receive_count is not None and got.receive_count not in counts(s):
-            return False
-        if got.first_receive_ms is not None:
-            # Under a real clock the target's clock is not ours: allow the first receive's window and the tolerance.
-            allowed = self.timestamp_tolerance_ms + 1000 * self.model.timing.tolerance
-            return any(millis(earliest) - allowed <= got.first_receive_ms <= millis(latest) + allowed
-                       for earliest, latest in self._firsts(s))
-        return True
+        return attributes_fit(self.model, s, got, self.at, self.late, self.timestamp_tolerance_ms)
 
     def _firsts(self, s: MessageState) -> list[tuple[float, float]]:
-        """When this receive may say the message was first received, earliest and latest: at its first receive
-        (or this one); after a redrive, at its first receive in the dead-letter queue too."""
-        firsts = [(s.first_receive_at, s.first_receive_at + s.first_receive_slack) if s.first_receive_at is not None
-                  else (self.at, self.late)]
-        if s.redrive_base is not None:
-            firsts.append((s.redrive_first_at, s.redrive_first_at + s.redrive_first_slack)
-                          if s.redrive_first_at is not None else (self.at, self.late))
-        return firsts
+        return firsts(s, self.at, self.late)
 
     def _first_receive_seen(self, states: list[MessageState], got: ReceivedMessage) -> list[MessageState]:
-        """A first receive happens somewhere in its window: the timestamp the target gave it, judged to fit, is the
-        one every later receive must repeat (not the window's start, which a correct answer may be far from)."""
-        if got.first_receive_ms is None or RCV_COUNT not in self.model.profile.rule_ids:
-            return states
-        seen = got.first_receive_ms / 1000
-        return [s.evolve(first_receive_at=seen, first_receive_slack=0.0) if s.first_receive_at is None else s
-                for s in states]
+        return first_receive_seen(self.model, states, got)
 
     def _attribute_problem(self, s: MessageState, got: ReceivedMessage, message: Message) -> Divergence:
         if got.receive_count is not None and got.receive_count not in counts(s):
@@ -344,3 +326,40 @@ class ReceiveJudging(ReceiveEffects):
         again = ReceiveRepeated(tuple((m.body, m.receipt_handle) for m in self.replay.messages))  # type: ignore
         return Verdict(outcome, (Divergence((FIFO_ATTEMPT_ID,), f"the same messages and handles {expected}",
                                             f"{pairs(observed.messages)}", permitted=(again,)),))
+
+
+def attributes_fit(model: Model, s: MessageState, got: ReceivedMessage, at: float, late: float,
+                   timestamp_tolerance_ms: int) -> bool:
+    """Whether a message returned by a receive taking effect in [at, late] reports the receive count and first
+    receive timestamp of state `s`."""
+    if RCV_COUNT not in model.profile.rule_ids:
+        return True
+    if got.receive_count is not None and got.receive_count not in counts(s):
+        return False
+    if got.first_receive_ms is not None:
+        # Under a real clock the target's clock is not ours: allow the first receive's window and the tolerance.
+        allowed = timestamp_tolerance_ms + 1000 * model.timing.tolerance
+        return any(millis(earliest) - allowed <= got.first_receive_ms <= millis(latest) + allowed
+                   for earliest, latest in firsts(s, at, late))
+    return True
+
+
+def firsts(s: MessageState, at: float, late: float) -> list[tuple[float, float]]:
+    """When a receive taking effect in [at, late] may say the message was first received, earliest and latest: at
+    its first receive (or this one); after a redrive, at its first receive in the dead-letter queue too."""
+    found = [(s.first_receive_at, s.first_receive_at + s.first_receive_slack) if s.first_receive_at is not None
+             else (at, late)]
+    if s.redrive_base is not None:
+        found.append((s.redrive_first_at, s.redrive_first_at + s.redrive_first_slack)
+                     if s.redrive_first_at is not None else (at, late))
+    return found
+
+
+def first_receive_seen(model: Model, states: list[MessageState], got: ReceivedMessage) -> list[MessageState]:
+    """A first receive happens somewhere in its window: the timestamp the target gave it, judged to fit, is the
+    one every later receive must repeat (not the window's start, which a correct answer may be far from)."""
+    if got.first_receive_ms is None or RCV_COUNT not in model.profile.rule_ids:
+        return states
+    seen = got.first_receive_ms / 1000
+    return [s.evolve(first_receive_at=seen, first_receive_slack=0.0) if s.first_receive_at is None else s
+            for s in states]
