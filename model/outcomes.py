@@ -482,6 +482,7 @@ class BatchExpectation:
         for failure in observed.failed:
             by_id[failure.id] = Error(failure.code, failure.message)
         parts: list[tuple[str, Outcome, Response]] = []
+        entry_others: list[tuple[Outcome, ...]] = []
         divergences: list[Divergence] = []
         consistent = True
         decided: set[str] = set()
@@ -492,6 +493,7 @@ class BatchExpectation:
                 continue
             verdict = expectation.check(_as_entry_response(response, expectation))
             parts.append((entry_id, verdict.outcome, response))
+            entry_others.append(verdict.others)
             # The batch is judged entry by entry: a divergence names its entry, whose answer it permitted, not the
             # batch's
             entries = tuple(replace(d, entry=entry_id) for d in verdict.divergences)
@@ -509,7 +511,28 @@ class BatchExpectation:
         # An entry's rule is decided where that entry's own answer decided it (not near an edge the timing leaves
         # open, say); the batch's own rules are the batch's.
         verdict.outcome.undecided = tuple(r for r in self._entry_rules if r not in decided)
+        if not divergences:
+            verdict.others = self._answered_otherwise(parts, entry_others, verdict.outcome.rules)
         return verdict
+
+    def _answered_otherwise(self, parts: list[tuple[str, Outcome, Response]],
+                            entry_others: list[tuple[Outcome, ...]], rules: tuple[str, ...]) -> tuple[Outcome, ...]:
+        """The batch's other permitted outcomes, one entry answered otherwise at a time and the rest as they were:
+        what blame (model/blame.py) weighs an earlier answer by, for a batch as for its single calls. Each rests on
+        that entry's rules first, then the batch's (the same rules: what the batch decides is its entries'
+        verdicts' to say). One permitted only as a refusal says what carrying the entry out would have left."""
+        others: list[Outcome] = []
+        for position, (entry_id, _, _) in enumerate(parts):
+            for other in entry_others[position]:
+                answered = concrete(other.response)
+                whole = self._combine(_swapped(parts, position, (entry_id, other, answered)), ()).outcome
+                whole.rules = tuple(dict.fromkeys(other.rules + rules))
+                if other.unenforced is not None:
+                    carried_out = Outcome(answered, other.rules, other.unenforced)
+                    whole.unenforced = self._combine(_swapped(parts, position, (entry_id, carried_out, Ok())),
+                                                     ()).outcome.effects
+                others.append(whole)
+        return tuple(others)
 
     def _named_after_others(self, entry_id: str, response: Response, divergences: tuple[Divergence, ...],
                             observed: BatchOk) -> tuple[Divergence, ...]:
@@ -547,6 +570,11 @@ class BatchExpectation:
         rules = self.rules if bites else tuple(r for r in self.rules if r != BATCH_PARTIAL)
         outcome = Outcome(BatchOk(tuple(successful), tuple(failed)), rules, effects, minted)
         return Verdict(outcome, divergences)
+
+
+def _swapped(parts: list[tuple[str, Outcome, Response]], position: int, entry: tuple[str, Outcome, Response]
+             ) -> list[tuple[str, Outcome, Response]]:
+    return [*parts[:position], entry, *parts[position + 1:]]
 
 
 def _as_entry_response(response: Response, expectation: Enumerated) -> Response:
