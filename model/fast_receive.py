@@ -1,24 +1,24 @@
-"""The common receive judged at once: a short poll of a standard queue answered with messages it could return as they
-are.
+"""The common receive judged at once: a poll of a standard queue answered with messages it could return as they
+are (or, a long poll, with nothing where nothing could come).
 
 That is most receives of a run and of a stored history, and the full judgement (model/receive.py) pays there for
-everything it must weigh elsewhere: FIFO groups, long polls, redrive, the in-flight quota, a divergence to name.
-Here the verdict is built directly, from the same helpers; any other case (or an answer that does not fit) returns
-None before anything changes, and the full judgement decides it. `tests/model/test_fast_receive.py` holds the two
-equal: the same verdict, the same states, the same handles.
+everything it must weigh elsewhere: FIFO groups, an exact clock's long poll and the moment it answers, redrive, the
+in-flight quota, a divergence to name. Here the verdict is built directly, from the same helpers; any other case
+(or an answer that does not fit) returns None before anything changes, and the full judgement decides it.
+`tests/model/test_fast_receive.py` holds the two equal: the same verdict, the same states, the same handles.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from sqs_conformance.model.outcomes import Effects, Outcome, Verdict
-from sqs_conformance.model.receive_effects import SHORT_POLL_UNDECIDED, decided_rules, received_state
+from sqs_conformance.model.receive_effects import (
+    decided_rules, long_poll_situations, received_state, surely_receivable, undecided_rules,
+)
 from sqs_conformance.model.receive_holdings import applicable_once, candidate_rules, poll_rules
 from sqs_conformance.model.receive_judging import attributes_fit, first_receive_seen
-from sqs_conformance.model.rules import (
-    FIFO_ORDER, RCV_AT_LEAST_ONCE, RCV_COUNT, RCV_FIRST_TIMESTAMP, RCV_HIDE, RCV_NEW_HANDLE, RCV_OVERRIDE,
-)
+from sqs_conformance.model.rules import RCV_AT_LEAST_ONCE, RCV_HIDE, RCV_NEW_HANDLE, RCV_OVERRIDE, RCV_WAIT_RANGE
 from sqs_conformance.model.settled import Settled
 from sqs_conformance.model.state import Gone, HandleInfo, Hidden, Message, MessageState, millis
 from sqs_conformance.model.validation import is_int_in
@@ -28,8 +28,14 @@ if TYPE_CHECKING:
     from sqs_conformance.model.core import Model
 
 TIMESTAMP_TOLERANCE_MS = 1  # as the full judgement's (ReceiveHoldings.timestamp_tolerance_ms)
-_UNDECIDED_RETURNED = (FIFO_ORDER, *SHORT_POLL_UNDECIDED)
-_UNDECIDED_EMPTY = (RCV_COUNT, RCV_FIRST_TIMESTAMP, *_UNDECIDED_RETURNED)
+
+
+class _Looked(NamedTuple):
+    """A message the receive looks at one by one: its states here in which it may be returned, and the others."""
+
+    message: Message
+    receivable: list[MessageState]
+    hiding: list[MessageState]
 
 
 def judged_at_once(model: Model, op: ReceiveMessage, now: float, late: float, observed: Response) -> Verdict | None:
@@ -38,74 +44,99 @@ def judged_at_once(model: Model, op: ReceiveMessage, now: float, late: float, ob
     p = model.profile
     queue = model.queues.get(op.queue)
     if (p.fifo or queue is None or not isinstance(observed, ReceiveOk) or op.attempt_id
-            or op.wait_time_seconds or model.redrive_of(queue.name) is not None):
+            or model.redrive_of(queue.name) is not None):
         return None
+    base_rules: list[str] = []
+    if op.wait_time_seconds is not None and op.wait_time_seconds != 0:
+        if not p.has_long_poll or not is_int_in(op.wait_time_seconds, 0, p.wait_max):
+            return None
+        base_rules.append(RCV_WAIT_RANGE)
     if op.max_messages is not None and p.validates_receive_params \
             and not is_int_in(op.max_messages, 1, p.max_messages_max):
         return None
     max_messages = op.max_messages if isinstance(op.max_messages, int) else 1
     if len(observed.messages) > max_messages:
         return None
-    propagation = p.attribute_propagation_seconds
-    if op.wait_time_seconds is None and p.has_long_poll \
-            and any(queue.setting("ReceiveMessageWaitTimeSeconds", now, propagation)):
-        return None
-    if "DelaySeconds" in queue.settings and any(queue.setting("DelaySeconds", now, propagation)):
-        return None  # its messages' situations on a queue with a delay (ReceiveEffects._delay_situations)
     if op.visibility_timeout is not None:
         if RCV_OVERRIDE not in p.rule_ids or model._range_error(op.visibility_timeout) is not None:
             return None
         visibilities: tuple[int, ...] = (op.visibility_timeout,)
-        base_rules: tuple[str, ...] = (RCV_OVERRIDE,)
+        base_rules.append(RCV_OVERRIDE)
     else:
         visibilities = model.visibility_values(queue, now)
-        base_rules = ()
-    found = _found(model, queue.name, now, late)
+    propagation = p.attribute_propagation_seconds
+    if op.wait_time_seconds is not None:
+        waits: tuple[int, ...] = (op.wait_time_seconds,)
+    elif p.has_long_poll:
+        waits = queue.setting("ReceiveMessageWaitTimeSeconds", now, propagation)  # type: ignore[assignment]
+    else:
+        waits = (0,)
+    if max(waits) > 0 and not model.timing.windowed:
+        return None  # on an exact clock a long poll answers at a moment of its own (model/receive.py)
+    if "DelaySeconds" in queue.settings and any(queue.setting("DelaySeconds", now, propagation)):
+        return None  # its messages' situations on a queue with a delay (ReceiveEffects._delay_situations)
+    found = _found(model, queue.name, now, late, max(late, now + max(waits)))
     if found is None:
         return None
-    in_motion, settled, rules = found
-    receivable = sum(1 for states in in_motion.values() if states) + len(settled)
-    returned = _fitting(model, in_motion, settled, observed, now, late)
+    looked, settled, rules = found
+    long_poll = min(waits) > 0
+    if long_poll and not observed.messages and (settled or any(seen.receivable for seen in looked.values())):
+        return None  # an empty long poll where a message may have been receivable: whether it missed one
+    returned = _fitting(model, looked, settled, observed, now, late)
     if returned is None:
         return None
-    exercised = applicable_once(poll_rules(base_rules, False, receivable > max_messages) + rules, p.rule_ids)
-    return Verdict(_outcome(model, queue.name, returned, visibilities, now, late, exercised,
-                            op.visibility_timeout is not None))
+    receivable = sum(1 for seen in looked.values() if seen.receivable) + len(settled)
+    exercised = applicable_once(poll_rules(tuple(base_rules), long_poll, receivable > max_messages) + rules,
+                                p.rule_ids)
+    outcome = _outcome(model, queue.name, returned, visibilities, now, late, exercised,
+                       op.visibility_timeout is not None)
+    if long_poll:
+        tolerance = model.timing.tolerance
+        due_by_end = [seen for seen in looked.values()
+                      if surely_receivable(seen.message, seen.receivable + seen.hiding, now + min(waits), tolerance)]
+        outcome.undecided = undecided_rules(
+            bool(returned), False, False, True, bool(due_by_end or settled),
+            any(all(s.receive_count for s in seen.receivable + seen.hiding) for seen in due_by_end)
+            or settled.any_received_before)
+        outcome.situations = long_poll_situations(
+            op.wait_time_seconds is None,
+            any(not surely_receivable(seen.message, seen.receivable + seen.hiding, now, tolerance)
+                for seen in due_by_end))
+    return Verdict(outcome)
 
 
-def _found(model: Model, queue_name: str, now: float, late: float
-           ) -> tuple[dict[str, list[MessageState]], Settled, list[str]] | None:
-    """The messages the receive looks at one by one, by id, each with the states it may be returned in (the others
-    hide it); the settled ones, read together (model/settled.py); and the rules the receive exercises on them all.
-    None where the in-flight quota may be reached."""
+def _found(model: Model, queue_name: str, now: float, late: float, horizon: float
+           ) -> tuple[dict[str, _Looked], Settled, list[str]] | None:
+    """The messages a receive taking effect in [now, late] looks at one by one, by id (those that may be due by
+    `horizon`, the end of its wait); the settled ones, read together (model/settled.py); and the rules the receive
+    exercises on them all. None where the in-flight quota may be reached."""
     queue = model.queues[queue_name]
-    moving, settled, hidden = model.in_motion(queue, now, horizon=late)
+    moving, settled, hidden = model.in_motion(queue, now, horizon=horizon)
     tolerance = model.timing.tolerance
     at_least_once = model.profile.at_least_once
-    in_motion: dict[str, list[MessageState]] = {}
+    looked: dict[str, _Looked] = {}
     rules = settled.rules()
     if hidden:
         rules += [*hidden.rules(), RCV_HIDE, *(RCV_AT_LEAST_ONCE,) * at_least_once]
     in_flight = hidden.how_many(Hidden.RECEIPT)  # possibly: a message in flight in any state it may be in
     for message in moving:
-        receivable: list[MessageState] = []
-        hiding: list[MessageState] = []
+        seen = _Looked(message, [], [])
         flying = False
         for s in message.states:
             if s.queue != queue_name or s.gone is not Gone.NO:
                 continue  # a world in which it is elsewhere, or gone
             flying = flying or (s.hidden is Hidden.RECEIPT and now < s.visible_at)
-            (receivable if s.may_be_due(late, tolerance) else hiding).append(s)
+            (seen.receivable if s.may_be_due(late, tolerance) else seen.hiding).append(s)
         in_flight += flying
-        in_motion[message.id] = receivable
-        rules += candidate_rules(hiding, (), receivable, False, at_least_once)
+        looked[message.id] = seen
+        rules += candidate_rules(seen.hiding, (), seen.receivable, False, at_least_once)
     if in_flight >= model.profile.inflight_quota:
         return None
-    return in_motion, settled, rules
+    return looked, settled, rules
 
 
-def _fitting(model: Model, in_motion: dict[str, list[MessageState]], settled: Settled, observed: ReceiveOk,
-             at: float, late: float) -> list[tuple[Message, list[MessageState]]] | None:
+def _fitting(model: Model, looked: dict[str, _Looked], settled: Settled, observed: ReceiveOk, at: float,
+             late: float) -> list[tuple[Message, list[MessageState]]] | None:
     """The returned messages, each with the states it may have been returned in that its count and first receive's
     time fit (that time as the answer told it), where each is one it may return, once, as it is; else None."""
     new_handle_checked = RCV_NEW_HANDLE in model.profile.rule_ids
@@ -115,7 +146,8 @@ def _fitting(model: Model, in_motion: dict[str, list[MessageState]], settled: Se
         message_id = got.message_id or ""
         if message_id in seen or (got.receipt_handle is not None and new_handle_checked):
             return None
-        states = in_motion.get(message_id) or ([settled.state(message_id)] if message_id in settled else [])
+        states = looked[message_id].receivable if message_id in looked else \
+            [settled.state(message_id)] if message_id in settled else []
         fitting = [s for s in states if attributes_fit(model, s, got, at, late, TIMESTAMP_TOLERANCE_MS)]
         if not fitting or got.body != model.messages[message_id].body:
             return None
@@ -142,4 +174,5 @@ def _outcome(model: Model, queue_name: str, returned: list[tuple[Message, list[M
                                      millis(first.first_receive_at) if first.first_receive_at is not None else None))
     decided = decided_rules(returned, effects.states, model.profile.rule_ids)
     return Outcome(ReceiveOk(tuple(shown)), tuple(dict.fromkeys(exercised + decided)), effects,
-                   frozenset(effects.handles), (), at, _UNDECIDED_RETURNED if returned else _UNDECIDED_EMPTY)
+                   frozenset(effects.handles), (), at,
+                   undecided_rules(bool(returned), False, False, False, False, False))

@@ -145,38 +145,20 @@ class ReceiveEffects(ReceiveHoldings):
                 + situated((DELAY_HIDES,), "its own DelaySeconds 0 on a queue with a delay" if undelayed else ""))
 
     def _long_poll_situations(self) -> tuple[tuple[str, str], ...]:
-        """A long poll the queue's default made, and one that a message due only during its wait must wake,
-        are situations of their own: a queue may ignore that default, or poll once and answer at once, and
-        still pass every long poll that finds a message already there."""
         if not self.long_poll:
             return ()
-        labels = ["the queue's default wait"] if self.op.wait_time_seconds is None else []
         at_once = {id(c) for c in self._surely_receivable_by(self.invoked)}
-        if any(id(c) not in at_once for c in self._due_by_end_of_wait):
-            labels.append("a message due during the wait")
-        return situated((RCV_LONG_POLL,), ", ".join(labels))
+        return long_poll_situations(self.op.wait_time_seconds is None,
+                                    any(id(c) not in at_once for c in self._due_by_end_of_wait))
 
     def _undecided(self, returned: bool) -> tuple[str, ...]:
-        """Rules this receive exercises without being able to catch them broken. A receive count or first
-        timestamp shows only on a message returned; a FIFO group's order only where two of its messages could
-        come; a message coming back after its timeout only where the receive may not leave it out (a long poll,
-        the message surely visible in every state it may be in: a short poll samples)."""
-        undecided = [] if returned else [RCV_COUNT, RCV_FIRST_TIMESTAMP]
-        if self.replay is not None:  # it may have repeated an earlier receive, or not: an answer of its own is fine
-            undecided.append(FIFO_ATTEMPT_ID)
-        if not any(len(prefix) >= 2 for prefixes in self.prefixes.values() for prefix in prefixes):
-            undecided.append(FIFO_ORDER)
-        # A long poll differs from a short one only where a message is surely receivable before its wait ends
-        # (an empty answer would come then): on an empty queue the two answer alike.
-        if not self.long_poll:
-            return (*undecided, *SHORT_POLL_UNDECIDED)
-        due_by_end = self._due_by_end_of_wait  # and every settled message
-        if not (due_by_end or self.settled):
-            undecided.append(RCV_LONG_POLL)
-        if not (any(all(s.receive_count for s in c.receivable + c.hidden) for c in due_by_end)
-                or self.settled.any_received_before):
-            undecided.append(RCV_REAPPEAR)
-        return tuple(undecided)
+        due_by_end = self._due_by_end_of_wait if self.long_poll else []
+        return undecided_rules(
+            returned, self.replay is not None,
+            any(len(prefix) >= 2 for prefixes in self.prefixes.values() for prefix in prefixes), self.long_poll,
+            bool(due_by_end or self.settled),
+            any(all(s.receive_count for s in c.receivable + c.hidden) for c in due_by_end)
+            or self.settled.any_received_before)
 
     @cached_property
     def _due_by_end_of_wait(self) -> list[Candidate]:
@@ -188,9 +170,44 @@ class ReceiveEffects(ReceiveHoldings):
         instead). Every settled message is too, from before the receive."""
         tolerance = self.model.timing.tolerance
         return [c for c in self.candidates.values()
-                if c.receivable + c.hidden and not c.due and not c.blocked and not c.beyond
-                and len(c.receivable) + len(c.hidden) == len(c.message.states)
-                and all(s.surely_due(end, tolerance) for s in c.receivable + c.hidden)]
+                if not c.due and not c.blocked and not c.beyond
+                and surely_receivable(c.message, c.receivable + c.hidden, end, tolerance)]
+
+
+def surely_receivable(message: Message, states: list[MessageState], end: float, tolerance: float) -> bool:
+    """Whether a message, in `states` here (every state it may be in: none elsewhere or gone), is receivable by
+    `end` in each."""
+    return bool(states) and len(states) == len(message.states) and all(s.surely_due(end, tolerance) for s in states)
+
+
+def long_poll_situations(default_wait: bool, due_during_wait: bool) -> tuple[tuple[str, str], ...]:
+    """A long poll the queue's default made, and one that a message due only during its wait must wake, are
+    situations of their own: a queue may ignore that default, or poll once and answer at once, and still pass
+    every long poll that finds a message already there."""
+    labels = ["the queue's default wait"] * default_wait + ["a message due during the wait"] * due_during_wait
+    return situated((RCV_LONG_POLL,), ", ".join(labels))
+
+
+def undecided_rules(returned: bool, may_replay: bool, order_shows: bool, long_poll: bool, due_by_end: bool,
+                    reappearing_due: bool) -> tuple[str, ...]:
+    """Rules a receive exercises without being able to catch them broken. A receive count or first timestamp
+    shows only on a message returned (`returned`); a FIFO group's order only where two of its messages could come
+    (`order_shows`); an earlier answer repeated or not, where one may be (`may_replay`: an answer of its own is
+    fine too). A long poll differs from a short one only where a message is surely receivable before its wait
+    ends (`due_by_end`: an empty answer would come then; on an empty queue the two answer alike); a message coming
+    back after its timeout shows only there, on one returned before (`reappearing_due`): a short poll samples."""
+    undecided = [] if returned else [RCV_COUNT, RCV_FIRST_TIMESTAMP]
+    if may_replay:
+        undecided.append(FIFO_ATTEMPT_ID)
+    if not order_shows:
+        undecided.append(FIFO_ORDER)
+    if not long_poll:
+        return (*undecided, *SHORT_POLL_UNDECIDED)
+    if not due_by_end:
+        undecided.append(RCV_LONG_POLL)
+    if not reappearing_due:
+        undecided.append(RCV_REAPPEAR)
+    return tuple(undecided)
 
 
 def decided_rules(returned: list[tuple[Message, list[MessageState]]], states: dict[str, tuple[MessageState, ...]],

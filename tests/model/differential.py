@@ -1,12 +1,12 @@
 """Two models given the same operations and answers must decide alike: the model's own answers, and answers a queue
 could give wrongly or rightly (a sample of the messages, another order, a wrong count or body, a message still in
 flight or held back behind its FIFO group, no answer at all, a message past where a FIFO group's walk reaches), on
-exact and windowed clocks, with redrive policies set and changed, an in-flight quota a few receives reach, time
-stepping to just before a deadline and going back now and then; on a standard queue and on a FIFO queue (a few
-groups, a queue delay, retried attempt ids); an operation or parameter the profile lacks is refused by both. Every
-verdict, every attribute read's bounds, every outcome, every message's states and every handle must be the same.
-What is compared: the index against a full look (test_settled_index.py), the fast path against the full judgement
-(test_fast_receive.py).
+exact and windowed clocks, with redrive policies, queue delays and waits set and changed, an in-flight quota a few
+receives reach, time stepping to just before a deadline and going back now and then; on a standard queue and on a
+FIFO queue (a few groups, a queue delay, retried attempt ids); an operation or parameter the profile lacks is
+refused by both. Every verdict, every attribute read's bounds, every outcome, every message's states and every
+handle must be the same. What is compared: the index against a full look (test_settled_index.py), the fast path
+against the full judgement (test_fast_receive.py).
 """
 
 from __future__ import annotations
@@ -36,11 +36,12 @@ OPERATIONS = {
     # A delay (standard queues) and a group (FIFO queues).
     "send": st.tuples(st.just("send"), st.sampled_from([None, 0, 3]), st.sampled_from(["a", "a", "b", "c"])),
     # And an attempt id (FIFO queues).
+    # Its wait: none (the queue's), none at all, or a long poll's.
     "receive": st.tuples(st.just("receive"), QUEUES, st.integers(1, 10), st.sampled_from([None, 0, 2, 30]),
-                         st.sampled_from([0, 2]), st.sampled_from([None, None, "try-1"])),
-    # A short poll of "q" (what the fast path judges).
-    "short_receive": st.tuples(st.just("receive"), st.just("q"), st.integers(1, 10), st.sampled_from([None, 0, 2, 30]),
-                               st.just(0), st.just(None)),
+                         st.sampled_from([None, 0, 2]), st.sampled_from([None, None, "try-1"])),
+    # A poll of "q" with no attempt id (what the fast path judges).
+    "plain_receive": st.tuples(st.just("receive"), st.just("q"), st.integers(1, 10), st.sampled_from([None, 0, 2, 30]),
+                               st.sampled_from([None, 0, 0, 2]), st.just(None)),
     "change": st.tuples(st.just("change"), st.integers(0, 5), TIMEOUTS),
     "delete": st.tuples(st.just("delete"), st.integers(0, 5)),
     "advance": st.tuples(st.just("advance"), st.sampled_from([0.001, 0.5, 1, 2, 29.999, 30, 31, 3600])),
@@ -51,12 +52,14 @@ OPERATIONS = {
     "redrive": st.tuples(st.just("redrive"), st.integers(1, 3)),
     "set_visibility": st.tuples(st.just("set_visibility"), TIMEOUTS),
     "set_delay": st.tuples(st.just("set_delay"), st.sampled_from([0, 3])),
+    "set_wait": st.tuples(st.just("set_wait"), st.sampled_from([0, 2])),
     "attributes": st.tuples(st.just("attributes"), QUEUES),
     "purge": st.tuples(st.just("purge")),
 }
 # Receives are what the index serves: a third of the steps.
 KINDS = ["receive"] * 5 + ["send"] * 3 + ["advance"] * 2 + ["change", "delete", "rewind", "redrive", "set_visibility",
-                                                             "set_delay", "attributes", "purge", "approach"]
+                                                             "set_delay", "set_wait", "attributes", "purge",
+                                                             "approach"]
 
 
 def steps_of(kinds: list[str], answers: list[str]):
@@ -186,6 +189,8 @@ class Pair:
             self.run(SetQueueAttributes("q", {"VisibilityTimeout": args[0]}))
         elif kind == "set_delay":
             self.run(SetQueueAttributes("q", {"DelaySeconds": args[0]}))
+        elif kind == "set_wait":
+            self.run(SetQueueAttributes("q", {"ReceiveMessageWaitTimeSeconds": args[0]}))
         elif kind == "attributes":
             self.run(GetQueueAttributes(args[0]))
         elif kind == "purge":

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from sqs_conformance.model import Model
 from sqs_conformance.model.profiles import Profile, get_profile
-from sqs_conformance.model.state import Timing
+from sqs_conformance.model.state import EXACT, Timing
 from sqs_conformance.model.values import (
     ChangeMessageVisibility, CreateQueue, ReceiveMessage, ReceivedMessage, ReceiveOk, SendMessage, Unknown,
 )
@@ -23,9 +23,10 @@ from tests.model.differential import ANSWERS, KINDS, Pair, drive, rules_as_sets,
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 QUOTAS = st.sampled_from([None, 3])
 PROFILES = st.sampled_from(["sqs-standard", "sqs-2008", "smq"])
-# Short polls of one queue, changes, and time brought to just before an edge: where the fast path judges, and
-# where it must hand over (a message that may be due, a change whose answer was lost, the quota).
-STEPS = steps_of(KINDS + ["short_receive"] * 8 + ["change"] * 2 + ["approach"] * 2 + ["send"] * 2, ANSWERS)
+# Polls of one queue, changes, and time brought to just before an edge: where the fast path judges, and where it
+# must hand over (a message that may be due, a change whose answer was lost, the quota, a long poll on an exact clock).
+STEPS = steps_of(KINDS + ["plain_receive"] * 8 + ["change"] * 2 + ["approach"] * 2 + ["send"] * 2 + ["set_wait"],
+                 ANSWERS)
 
 
 def _full_and_fast(timing: Timing, indexed: bool):
@@ -75,8 +76,8 @@ def test_the_comparison_takes_the_fast_path_on_most_receives():
     assert reference.judged_at_once == 0
 
 
-def _queue_with_one_message(profile: str = "sqs-standard") -> tuple[Model, str]:
-    model = Model(profile)
+def _queue_with_one_message(profile: str = "sqs-standard", timing: Timing = EXACT) -> tuple[Model, str]:
+    model = Model(profile, timing)
     fifo = model.profile.fifo
     model.step(CreateQueue("q", {"FifoQueue": "true", "ContentBasedDeduplication": "true"} if fifo else {}), 0.0)
     sent, _ = model.step(SendMessage("q", "hello", group_id="g" if fifo else None), 0.0)
@@ -88,6 +89,16 @@ def test_a_short_poll_answered_rightly_is_judged_at_once():
     verdict = model.observe(ReceiveMessage("q"), 1.0, ReceiveOk((ReceivedMessage(message_id, "hello", None, 1),)))
     assert verdict.ok and model.judged_at_once == 1
     assert model.messages[message_id].states[0].visible_at == 31.0
+
+
+def test_a_long_poll_on_a_real_clock_is_judged_at_once():
+    """Its window, not the moment it answers, decides it there: an answer with the message, and an empty one on a
+    queue with nothing that could come."""
+    model, message_id = _queue_with_one_message(timing=Timing(windowed=True, tolerance=0.5))
+    got = ReceivedMessage(message_id, "hello", None, 1)
+    assert model.observe(ReceiveMessage("q", wait_time_seconds=5), 1.0, ReceiveOk((got,)), completed_at=1.1).ok
+    assert model.observe(ReceiveMessage("q", wait_time_seconds=5), 2.0, ReceiveOk(()), completed_at=7.0).ok
+    assert model.judged_at_once == 2
 
 
 def test_a_message_in_two_states_is_judged_at_once_in_each():
@@ -104,7 +115,7 @@ def test_a_message_in_two_states_is_judged_at_once_in_each():
 
 
 def test_what_the_fast_path_leaves_to_the_full_judgement():
-    """A divergence to name, a long poll, a FIFO queue: judged in full."""
+    """A divergence to name, a long poll on an exact clock, a FIFO queue: judged in full."""
     model, message_id = _queue_with_one_message()
     got = ReceivedMessage(message_id, "hello", None, 1)
     wrong = model.observe(ReceiveMessage("q"), 1.0, ReceiveOk((dataclasses.replace(got, receive_count=2),)))
