@@ -178,8 +178,10 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
                 for other in part.ops:
                     if other.index not in placed:
                         steps[other.index].add(StepVerdict.BEHIND)
-    _exclusive_receives(steps, held, history.tolerance)
-    violations += _empty_long_polls(steps, receivable, history.tolerance, history.clock == "virtual", base,
+    polls = [step for step in steps if isinstance(step.op.op, ReceiveMessage)
+             and isinstance(step.op.response, ReceiveOk)]  # the receives answered: both sweeps meet them
+    _exclusive_receives(polls, held, history.tolerance)
+    violations += _empty_long_polls(steps, polls, receivable, history.tolerance, history.clock == "virtual", base,
                                     decomposed.apart)
     return HistoryVerdict(steps, violations, repeated, undecided, decomposed)
 
@@ -193,8 +195,9 @@ _LONG_POLL = frozenset((RCV_LONG_POLL,))
 R = TypeVar("R")  # a record a sweep meets (`_Sweep`)
 
 
-def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, list[int], LeftReceivable]],
-                      tolerance: float, virtual: bool, base: Model, apart: set[str]) -> list[Violation]:
+def _empty_long_polls(steps: list[StepJudgement], polls: list[StepJudgement],
+                      receivable: list[tuple[Part, list[int], LeftReceivable]], tolerance: float, virtual: bool,
+                      base: Model, apart: set[str]) -> list[Violation]:
     """RCV-LONG-POLL across parts. An empty answer is judged in no message's part (`parts.py`), so a long poll that
     returned nothing while a message waited is judged here: a message of its queue on which nothing acted from
     before the poll looked until after its answer came (every operation of its part before had settled, and the
@@ -215,10 +218,10 @@ def _empty_long_polls(steps: list[StepJudgement], receivable: list[tuple[Part, l
     orders = _EveryOrder(base)
     sweep = _Sweep(receivable, queue_of=lambda entry: entry[2].queue, begins=lambda entry: entry[2].from_wall)
     found: list[Violation] = []
-    for step in steps:  # in invoke order
+    for step in polls:  # the receives answered, in invoke order
         o = step.op
-        if not isinstance(o.op, ReceiveMessage) or not isinstance(o.response, ReceiveOk) or o.response.messages \
-                or not isinstance(o.op.wait_time_seconds, int) or o.op.wait_time_seconds <= 0 \
+        assert isinstance(o.op, ReceiveMessage) and isinstance(o.response, ReceiveOk)
+        if o.response.messages or not isinstance(o.op.wait_time_seconds, int) or o.op.wait_time_seconds <= 0 \
                 or (fifo and o.op.attempt_id) \
                 or o.op.queue not in sweep or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
             continue
@@ -303,21 +306,21 @@ def _missed_on_a_virtual_clock(o: HistoryOp, left: LeftReceivable, wait_ends: fl
 _EXCLUSIVE = frozenset((RCV_EXCLUSIVE,))
 
 
-def _exclusive_receives(steps: list[StepJudgement], held: list[Held], tolerance: float) -> None:
+def _exclusive_receives(polls: list[StepJudgement], held: list[Held], tolerance: float) -> None:
     """RCV-EXCLUSIVE is decided by a receive of one client made wholly while another client surely held a message
     of the same queue (from its receive's answer to the next operation on it, and before its deadline by more than
     the tolerance): breaking the rule would have returned that message. (A receive that did return it is judged
     in the message's part.)"""
     sweep = _Sweep(held, queue_of=lambda h: h.queue, begins=lambda h: h.from_wall)
-    for step in steps:  # in invoke order: a receipt held before one receive may still be held at the next
+    for step in polls:  # answered, in invoke order: a receipt held before one receive may still be held at the next
         o = step.op
-        if not isinstance(o.op, ReceiveMessage) or not isinstance(o.response, ReceiveOk) \
-                or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED) or o.op.queue not in sweep:
+        assert isinstance(o.op, ReceiveMessage)
+        if step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED) or o.op.queue not in sweep:
             continue
         # let go before this one, or its deadline passed before this one was sent (then before every later one's:
         # the target's clock only moves forward in invoke order)
         active = sweep.begun_before(o.op.queue, o.invoke_wall, _held_past(o, tolerance))
-        if any(held_by_another(o.client, {h.client}) and o.settles_by < h.until_wall
+        if any(held_by_another(o.client, (h.client,)) and o.settles_by < h.until_wall
                and o.complete + tolerance < h.deadline for h in active):
             step.add(step.verdict, _EXCLUSIVE, _EXCLUSIVE)
 
