@@ -376,8 +376,9 @@ def test_a_report_of_a_concurrent_finding_alone_counts_its_steps(spark, tmp_path
     from sqs_conformance.conformance.concurrent.run import ConcurrentOptions
     from tests.concurrent.targets import ForgetfulConsumers
 
+    # three cases, as above: one case of real threads on a busy machine may interleave without the race
     run_clients(ForgetfulConsumers("sqs-standard"), "sqs-standard",
-                ConcurrentOptions(clients=2, cases=1, seed=1, mode="threads"), tmp_path / "run")
+                ConcurrentOptions(clients=2, cases=3, seed=1, mode="threads"), tmp_path / "run")
     history = tmp_path / "run" / "concurrent" / "RCV-EXCLUSIVE" / "history.jsonl"
     summary = job.build(spark, [str(history)], str(tmp_path / "out"))
     assert summary.steps == len(history.read_text().splitlines()) > 0
