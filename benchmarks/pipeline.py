@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqs_conformance.conformance.trace import TraceWriter  # noqa: E402
 from sqs_conformance.model.rules import rules_for  # noqa: E402
-from sqs_conformance.model.trace_format import COLUMNS_FOLDER  # noqa: E402
+from sqs_conformance.model.trace_format import COLUMNS_FOLDER, MINIMAL_CASE_ORDER  # noqa: E402
 from tests.cli import SQS_CONFORMANCE
 
 AGAIN = 6  # runs of the job again in the warm session after its first on a corpus (the JIT takes some)
@@ -110,7 +110,7 @@ def duckdb_baseline(folder: Path, out: Path, columnar: bool, whole_job: bool = F
 
     out.mkdir(parents=True, exist_ok=True)  # a second run writes over the first
     columns = {"run_id": "VARCHAR", "target": "VARCHAR", "target_version": "VARCHAR", "profile": "VARCHAR",
-               "clock": "VARCHAR", "case": "BIGINT", "step": "BIGINT", "final": "BOOLEAN",
+               "clock": "VARCHAR", "case": "BIGINT", "step": "BIGINT", "exact_timing_only": "BOOLEAN",
                "operation": "STRUCT(type VARCHAR, queue VARCHAR)", "response": "STRUCT(type VARCHAR, code VARCHAR)",
                "invoke": "DOUBLE", "complete": "DOUBLE", "invoke_wall": "DOUBLE", "verdict": "VARCHAR",
                "rules": "VARCHAR[]", "decisive": "VARCHAR[]",
@@ -145,8 +145,10 @@ def duckdb_tables(con, out: Path) -> None:
     histograms' counts), written to Parquet, then what the report reads (the three tables, the minimal cases'
     steps). The quarantine is left out: a copy holds none, and `ignore_errors` keeps no malformed line."""
     target, clock = "target, target_version, profile", "target, target_version, clock"
+    minimal_order = ", ".join(MINIMAL_CASE_ORDER)  # the order the job picks a divergence's minimal case in
     con.execute(f"""CREATE VIEW good AS SELECT filename AS source, run_id, {target},
-        coalesce(clock, 'virtual') AS clock, "case", step, coalesce("final", false) AS "final", invoke_wall,
+        coalesce(clock, 'virtual') AS clock, "case", step, coalesce(exact_timing_only, false) AS exact_timing_only,
+        invoke_wall,
         "complete" - invoke AS latency, verdict,
         coalesce(rules, []) AS rules, coalesce(decisive, []) AS decisive,
         CASE WHEN verdict = 'behind' THEN [] ELSE coalesce(divergences, []) END AS divergences, reappeared,
@@ -165,14 +167,14 @@ def duckdb_tables(con, out: Path) -> None:
                sum(steps) FILTER (WHERE NOT diverging AND verdict NOT IN ('unknown', 'behind')) AS conforming
         FROM per_rule GROUP BY ALL) TO '{out}/matrix.parquet' (FORMAT parquet)""")
     con.execute(f"""COPY (
-        WITH seen AS (SELECT {target}, source, run_id, "case", step, "final", invoke_wall, d.rules[1] AS rule,
+        WITH seen AS (SELECT {target}, source, run_id, "case", {minimal_order}, d.rules[1] AS rule,
                              d.expected, d.observed
                       FROM (SELECT *, unnest(divergences) AS d FROM good)),
         lengths AS (SELECT source, run_id, "case", count(*) AS case_steps FROM good
                     SEMI JOIN (SELECT DISTINCT source, run_id, "case" FROM seen) USING (source, run_id, "case")
                     GROUP BY ALL),
-        ranked AS (SELECT *, row_number() OVER (PARTITION BY {target}, rule ORDER BY step, "final" DESC, case_steps,
-                                                invoke_wall, source, run_id, "case") AS rank
+        ranked AS (SELECT *, row_number() OVER (PARTITION BY {target}, rule ORDER BY {minimal_order}, source, run_id,
+                                                "case", case_steps) AS rank
                    FROM seen JOIN lengths USING (source, run_id, "case"))
         SELECT {target}, rule, to_timestamp(min(invoke_wall)) AS first_seen,
                to_timestamp(max(invoke_wall)) AS last_seen,
