@@ -57,7 +57,7 @@ class Model:
         A FIFO queue is indexed once it holds `fifo_index_from` messages. `fast=False` judges every answer in full,
         never at once (the reference the fast path is tested against)."""
         self.fast = fast
-        self.judged_at_once = 0  # answers the fast path judged
+        self.answers_judged_at_once = 0  # answers the fast path judged (model/fast_receive.py)
         self.profile = profile if isinstance(profile, Profile) else get_profile(profile)
         self.timing = timing
         self.queues: dict[str, Queue] = {}
@@ -82,7 +82,7 @@ class Model:
         effect somewhere in [now, completed_at]. An `Unknown` answer keeps both possibilities."""
         verdict = self._judged_at_once(op, now, observed, completed_at) if self.fast else None
         if verdict is not None:
-            self.judged_at_once += 1
+            self.answers_judged_at_once += 1
             situated = verdict.outcome.in_situations(edge_situations(op, self.profile))
             if situated is not verdict.outcome:
                 verdict = copied(verdict, outcome=situated)

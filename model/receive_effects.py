@@ -41,7 +41,7 @@ from sqs_conformance.model.values import ReceivedMessage, ReceiveOk
 from sqs_conformance.model.receive_holdings import Candidate, ReceiveHoldings
 
 
-SHORT_POLL_UNDECIDED = (RCV_LONG_POLL, RCV_REAPPEAR)  # a short poll samples: it may leave any message out
+_SHORT_POLL_UNDECIDED = (RCV_LONG_POLL, RCV_REAPPEAR)  # a short poll samples: it may leave any message out
 
 
 class ReceiveEffects(ReceiveHoldings):
@@ -202,7 +202,7 @@ def undecided_rules(returned: bool, may_replay: bool, order_shows: bool, long_po
     if not order_shows:
         undecided.append(FIFO_ORDER)
     if not long_poll:
-        return (*undecided, *SHORT_POLL_UNDECIDED)
+        return (*undecided, *_SHORT_POLL_UNDECIDED)
     if not due_by_end:
         undecided.append(RCV_LONG_POLL)
     if not reappearing_due:

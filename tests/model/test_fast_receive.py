@@ -72,8 +72,8 @@ def test_the_comparison_takes_the_fast_path_on_most_receives():
         pair.answer = answer
         pair.apply(step)
     receives = sum(1 for (kind, *_), _ in steps if kind == "receive")
-    assert other.judged_at_once >= receives * 3 // 4
-    assert reference.judged_at_once == 0
+    assert other.answers_judged_at_once >= receives * 3 // 4
+    assert reference.answers_judged_at_once == 0
 
 
 def _queue_with_one_message(profile: str = "sqs-standard", timing: Timing = EXACT) -> tuple[Model, str]:
@@ -87,7 +87,7 @@ def _queue_with_one_message(profile: str = "sqs-standard", timing: Timing = EXAC
 def test_a_short_poll_answered_rightly_is_judged_at_once():
     model, message_id = _queue_with_one_message()
     verdict = model.observe(ReceiveMessage("q"), 1.0, ReceiveOk((ReceivedMessage(message_id, "hello", None, 1),)))
-    assert verdict.ok and model.judged_at_once == 1
+    assert verdict.ok and model.answers_judged_at_once == 1
     assert model.messages[message_id].states[0].visible_at == 31.0
 
 
@@ -98,7 +98,7 @@ def test_a_long_poll_on_a_real_clock_is_judged_at_once():
     got = ReceivedMessage(message_id, "hello", None, 1)
     assert model.observe(ReceiveMessage("q", wait_time_seconds=5), 1.0, ReceiveOk((got,)), completed_at=1.1).ok
     assert model.observe(ReceiveMessage("q", wait_time_seconds=5), 2.0, ReceiveOk(()), completed_at=7.0).ok
-    assert model.judged_at_once == 2
+    assert model.answers_judged_at_once == 2
 
 
 def test_a_message_in_two_states_is_judged_at_once_in_each():
@@ -110,7 +110,7 @@ def test_a_message_in_two_states_is_judged_at_once_in_each():
     model.observe(ChangeMessageVisibility("q", handle, 0), 2.0, Unknown("lost"))
     assert len(model.messages[message_id].states) == 2
     again = model.observe(ReceiveMessage("q"), 3.0, ReceiveOk((dataclasses.replace(got, receive_count=2),)))
-    assert again.ok and model.judged_at_once == 2
+    assert again.ok and model.answers_judged_at_once == 2
     assert [s.visible_at for s in model.messages[message_id].states] == [33.0]
 
 
@@ -120,15 +120,15 @@ def test_what_the_fast_path_leaves_to_the_full_judgement():
     got = ReceivedMessage(message_id, "hello", None, 1)
     wrong = model.observe(ReceiveMessage("q"), 1.0, ReceiveOk((dataclasses.replace(got, receive_count=2),)))
     assert [d.rule for d in wrong.divergences] == ["RCV-COUNT"]
-    assert model.judged_at_once == 0
+    assert model.answers_judged_at_once == 0
 
     model, message_id = _queue_with_one_message()
     model.observe(ReceiveMessage("q", wait_time_seconds=5), 1.0, ReceiveOk((got,)))
-    assert model.judged_at_once == 0
+    assert model.answers_judged_at_once == 0
 
     model, message_id = _queue_with_one_message("sqs-fifo")
     model.observe(ReceiveMessage("q"), 1.0, ReceiveOk((ReceivedMessage(message_id, "hello", None, 1),)))
-    assert model.judged_at_once == 0
+    assert model.answers_judged_at_once == 0
 
 
 def test_a_receive_past_the_in_flight_quota_is_judged_in_full():
