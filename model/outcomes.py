@@ -519,8 +519,9 @@ class BatchExpectation:
                             entry_others: list[tuple[Outcome, ...]], rules: tuple[str, ...]) -> tuple[Outcome, ...]:
         """The batch's other permitted outcomes, one entry answered otherwise at a time and the rest as they were:
         what blame (model/blame.py) weighs an earlier answer by, for a batch as for its single calls. Each rests on
-        that entry's rules first, then the batch's (the same rules: what the batch decides is its entries'
-        verdicts' to say). One permitted only as a refusal says what carrying the entry out would have left."""
+        that entry's rules first, then the answer's own: the same set, so that what the batch step decides
+        (`Verdict.decisive`) stays what its entries' verdicts decided. One permitted only as a refusal says what
+        carrying the entry out would have left (`Outcome.unenforced`)."""
         others: list[Outcome] = []
         for position, (entry_id, _, _) in enumerate(parts):
             for other in entry_others[position]:
