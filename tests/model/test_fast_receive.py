@@ -60,8 +60,8 @@ def test_the_fast_path_and_the_index_together_decide_as_the_full_judgement(steps
 
 
 def test_the_comparison_takes_the_fast_path_on_most_receives():
-    """The differential tests above mean something only where the fast path judges: on a drawn mix of the kind they
-    run, it takes a good share of the receives."""
+    """The differential tests above mean something only where the fast path judges: on a mix of the steps they draw
+    (the model's answers, samples, another order, a change to 0), it takes most of the receives."""
     steps = [(("send", None, "a"), "as is"), (("receive", "q", 10, None, 0, None), "as is"),
              (("advance", 31), "as is"), (("receive", "q", 10, 5, 0, None), "some"),
              (("change", 0, 0), "as is"), (("receive", "q", 10, None, 0, None), "reversed"),
@@ -102,8 +102,8 @@ def test_a_long_poll_on_a_real_clock_is_judged_at_once():
 
 
 def test_a_message_in_two_states_is_judged_at_once_in_each():
-    """A change whose answer was lost leaves the message hidden for 60 s or visible again: a short poll that returns
-    it took it in the state it was visible in."""
+    """A change to 0 whose answer was lost leaves the message hidden still (until 31 s) or visible again: a short
+    poll that returns it took it in the state it was visible in."""
     model, message_id = _queue_with_one_message()
     got = ReceivedMessage(message_id, "hello", None, 1)
     handle = model.observe(ReceiveMessage("q"), 1.0, ReceiveOk((got,))).outcome.response.messages[0].receipt_handle
