@@ -16,11 +16,12 @@ from sqs_conformance.model.outcomes import Effects, Outcome, Verdict
 from sqs_conformance.model.receive_effects import (
     decided_rules, long_poll_situations, received_state, surely_receivable, undecided_rules,
 )
-from sqs_conformance.model.receive_holdings import applicable_once, candidate_rules, poll_rules
+from sqs_conformance.model.receive import live_states
+from sqs_conformance.model.receive_holdings import applicable_once, candidate_rules, poll_rules, read_together_rules
 from sqs_conformance.model.receive_judging import attributes_fit, first_receive_seen
-from sqs_conformance.model.rules import RCV_AT_LEAST_ONCE, RCV_HIDE, RCV_NEW_HANDLE, RCV_OVERRIDE, RCV_WAIT_RANGE
+from sqs_conformance.model.rules import RCV_NEW_HANDLE, RCV_OVERRIDE, RCV_WAIT_RANGE
 from sqs_conformance.model.settled import Settled
-from sqs_conformance.model.state import Gone, HandleInfo, Hidden, Message, MessageState, millis
+from sqs_conformance.model.state import HandleInfo, Hidden, Message, MessageState, millis
 from sqs_conformance.model.validation import is_int_in
 from sqs_conformance.model.values import ReceivedMessage, ReceiveMessage, ReceiveOk, Response
 
@@ -112,26 +113,18 @@ def _found(model: Model, queue_name: str, now: float, late: float, horizon: floa
     exercises on them all. None where the in-flight quota may be reached."""
     queue = model.queues[queue_name]
     moving, settled, hidden = model.in_motion(queue, now, horizon=horizon)
+    live, _, maybe_in_flight = live_states(moving, queue_name, now)
+    if maybe_in_flight + hidden.how_many(Hidden.RECEIPT) >= model.profile.inflight_quota:
+        return None
     tolerance = model.timing.tolerance
     at_least_once = model.profile.at_least_once
     looked: dict[str, _Looked] = {}
-    rules = settled.rules()
-    if hidden:
-        rules += [*hidden.rules(), RCV_HIDE, *(RCV_AT_LEAST_ONCE,) * at_least_once]
-    in_flight = hidden.how_many(Hidden.RECEIPT)  # possibly: a message in flight in any state it may be in
-    for message in moving:
-        seen = _Looked(message, [], [])
-        flying = False
-        for s in message.states:
-            if s.queue != queue_name or s.gone is not Gone.NO:
-                continue  # a world in which it is elsewhere, or gone
-            flying = flying or (s.hidden is Hidden.RECEIPT and now < s.visible_at)
+    rules = read_together_rules(settled, hidden, at_least_once)
+    for message, states in live:
+        seen = looked[message.id] = _Looked(message, [], [])
+        for s in states:
             (seen.receivable if s.may_be_due(late, tolerance) else seen.hiding).append(s)
-        in_flight += flying
-        looked[message.id] = seen
         rules += candidate_rules(seen.hiding, (), seen.receivable, False, at_least_once)
-    if in_flight >= model.profile.inflight_quota:
-        return None
     return looked, settled, rules
 
 

@@ -89,7 +89,7 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
     at_rest = NOTHING_SETTLED
     if queue.fifo:  # settled messages come only in their group's order: each group is walked (_apply_group_order)
         at_rest, settled = settled, NOTHING_SETTLED
-    live, in_flight, maybe_in_flight = _live_states(moving, queue.name, now)  # a settled message is not in flight
+    live, in_flight, maybe_in_flight = live_states(moving, queue.name, now)  # a settled message is not in flight
     surely_hidden_in_flight = hidden.how_many(Hidden.RECEIPT)
     in_flight += surely_hidden_in_flight
     maybe_in_flight += surely_hidden_in_flight
@@ -125,7 +125,7 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
                               over_limit_permitted=over_limit_permitted, invoked=now, wait=min(waits))
 
 
-def _live_states(messages: list[Message], queue: str, now: float
+def live_states(messages: list[Message], queue: str, now: float
                  ) -> tuple[list[tuple[Message, list[MessageState]]], int, int]:
     """Each message's states live in the queue, and how many messages are surely and possibly in flight."""
     live = []

@@ -112,6 +112,15 @@ def poll_rules(base_rules: tuple[str, ...], long_poll: bool, bound_bites: bool) 
     return rules
 
 
+def read_together_rules(settled: Settled, hidden: SurelyHidden, at_least_once: bool) -> list[str]:
+    """What a receive exercises on the messages it reads together (model/settled.py): the settled ones as
+    returnable, the surely hidden ones as a hidden candidate is (`candidate_rules`)."""
+    rules = settled.rules()
+    if hidden:
+        rules += [*hidden.rules(), RCV_HIDE, *(RCV_AT_LEAST_ONCE,) * at_least_once]
+    return rules
+
+
 def candidate_rules(hidden: Iterable[MessageState], blocked: Iterable[MessageState],
                     returnable: Iterable[MessageState], due: bool, at_least_once: bool) -> list[str]:
     """What a receive exercises on one message, by the states it may be in: hidden (the rules that hid it), held
@@ -351,10 +360,8 @@ class ReceiveHoldings:
     def _exercised_rules(self) -> tuple[str, ...]:
         receivable = sum(1 for c in self.candidates.values() if c.receivable) + len(self.settled)
         rules = poll_rules(self.base_rules, self.long_poll, receivable > self.max_messages)
-        rules += self.settled.rules()
         at_least_once = self.model.profile.at_least_once
-        if self.hidden:  # as a hidden candidate below
-            rules += self.hidden.rules() + [RCV_HIDE] + [RCV_AT_LEAST_ONCE] * at_least_once
+        rules += read_together_rules(self.settled, self.hidden, at_least_once)
         for c in self.candidates.values():
             rules += candidate_rules(c.hidden, c.blocked, c.receivable + c.due, bool(c.due), at_least_once)
         if self.queue.fifo:
