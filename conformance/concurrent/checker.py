@@ -23,7 +23,7 @@ from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.concurrent.parts import Decomposed, Part, decompose
 from sqs_conformance.conformance.concurrent.path import Held, LeftReceivable, Path
 from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, every_order
-from sqs_conformance.conformance.concurrent.spread import searched
+from sqs_conformance.conformance.concurrent.spread import searched, side_by_side, workers_for
 from sqs_conformance.conformance.redelivery import EarlyReturns
 from sqs_conformance.model import Divergence, Model
 from sqs_conformance.model.consumers import held_by_another
@@ -141,6 +141,8 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
     held: list[Held] = []
     receivable: list[tuple[Part, list[int], LeftReceivable]] = []  # with the order of its part
     # Each part is counted as it comes back, while the rest are searched; a stop closes the search at once.
+    if workers is None:
+        workers = workers_for(sum(len(p.ops) for p in decomposed.parts))
     with closing(searched(decomposed.parts, base, budget, workers)) as results:
         for part, found in zip(decomposed.parts, results, strict=True):
             if found.status == "undecided":
@@ -180,10 +182,15 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
                         steps[other.index].add(StepVerdict.BEHIND)
     polls = [step for step in steps if isinstance(step.op.op, ReceiveMessage)
              and isinstance(step.op.response, ReceiveOk)]  # the receives answered: both sweeps meet them
-    _exclusive_receives(polls, held, history.tolerance)
-    violations += _empty_long_polls(steps, polls, receivable, history.tolerance, history.clock == "virtual", base,
-                                    decomposed.apart)
-    return HistoryVerdict(steps, violations, repeated, undecided, decomposed)
+    # The sweeps read the steps' verdicts only as BEHIND or UNORDERED, which neither changes: side by side, each
+    # finds what the other would find after it
+    exclusive, missed = side_by_side(
+        functools.partial(_exclusive_receives, polls, held, history.tolerance),
+        functools.partial(_empty_long_polls, steps, polls, receivable, history.tolerance, history.clock == "virtual",
+                          base, decomposed.apart), spread=workers > 1)
+    for position in exclusive:
+        polls[position].add(polls[position].verdict, _EXCLUSIVE, _EXCLUSIVE)
+    return HistoryVerdict(steps, violations + missed, repeated, undecided, decomposed)
 
 
 def _unanswered(o: HistoryOp) -> bool:
@@ -306,13 +313,15 @@ def _missed_on_a_virtual_clock(o: HistoryOp, left: LeftReceivable, wait_ends: fl
 _EXCLUSIVE = frozenset((RCV_EXCLUSIVE,))
 
 
-def _exclusive_receives(polls: list[StepJudgement], held: list[Held], tolerance: float) -> None:
-    """RCV-EXCLUSIVE is decided by a receive of one client made wholly while another client surely held a message
-    of the same queue (from its receive's answer to the next operation on it, and before its deadline by more than
-    the tolerance): breaking the rule would have returned that message. (A receive that did return it is judged
-    in the message's part.)"""
+def _exclusive_receives(polls: list[StepJudgement], held: list[Held], tolerance: float) -> list[int]:
+    """The receives (positions in `polls`) that decided RCV-EXCLUSIVE: made wholly while another client surely held
+    a message of the same queue (from its receive's answer to the next operation on it, and before its deadline by
+    more than the tolerance), where breaking the rule would have returned that message. (A receive that did return
+    it is judged in the message's part.)"""
     sweep = _Sweep(held, queue_of=lambda h: h.queue, begins=lambda h: h.from_wall)
-    for step in polls:  # answered, in invoke order: a receipt held before one receive may still be held at the next
+    decided = []
+    # answered, in invoke order: a receipt held before one receive may still be held at the next
+    for position, step in enumerate(polls):
         o = step.op
         assert isinstance(o.op, ReceiveMessage)
         if step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED) or o.op.queue not in sweep:
@@ -322,7 +331,8 @@ def _exclusive_receives(polls: list[StepJudgement], held: list[Held], tolerance:
         active = sweep.begun_before(o.op.queue, o.invoke_wall, _held_past(o, tolerance))
         if any(held_by_another(o.client, (h.client,)) and o.settles_by < h.until_wall
                and o.complete + tolerance < h.deadline for h in active):
-            step.add(step.verdict, _EXCLUSIVE, _EXCLUSIVE)
+            decided.append(position)
+    return decided
 
 
 def _rests_past(sent: float) -> Callable[[tuple[Part, list[int], LeftReceivable]], bool]:

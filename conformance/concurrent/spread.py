@@ -6,7 +6,8 @@ receipts held). Everything after the search (early returns counted in part order
 process, so the verdict is the same spread or not; the parts come back in order as they are searched, so that
 this process counts each while the workers search the next (it would otherwise wait idle, then count alone).
 Only where it pays and is safe: SPREAD_FROM operations or more, more than one core, and a process that may fork (one
-thread only: a fork copies a lock another thread holds).
+thread only: a fork copies a lock another thread holds). The two sweeps after the search run side by side the same
+way (`side_by_side`): one in a forked process, the other here.
 
 Ctrl-C reaches the whole process group: the workers ignore it and leave the stop to this process, which ends them
 all (`Pool.terminate`, a SIGTERM each, which they take as it comes). A worker that died of it instead would be
@@ -20,7 +21,10 @@ import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Generator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
+from multiprocessing.pool import Pool
+from typing import TypeVar, cast
 
 from sqs_conformance.conformance.concurrent.parts import Part
 from sqs_conformance.conformance.concurrent.search import Searched, search
@@ -31,6 +35,9 @@ SPREAD_FROM = 20_000
 CHUNKS_PER_WORKER = 16  # parts differ in size (the queue's own part is large): small chunks even the load out
 
 _work: tuple[list[Part], Model, int] | None = None  # what the forked workers inherit
+_beside: Callable[[], object] | None = None  # what `side_by_side`'s forked process runs
+T = TypeVar("T")
+U = TypeVar("U")
 
 
 def searched(parts: list[Part], base: Model, budget: int, workers: int | None = None
@@ -46,17 +53,41 @@ def searched(parts: list[Part], base: Model, budget: int, workers: int | None = 
     global _work
     _work = (parts, base, budget)
     try:
-        # Born with Ctrl-C held back, until each worker ignores it and this process has its pool to end
-        signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-        try:
-            with multiprocessing.get_context("fork").Pool(workers, initializer=_leave_the_stop_to_the_parent) as pool:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
-                yield from pool.imap(_search_part, range(len(parts)),
-                                     chunksize=max(1, len(parts) // (workers * CHUNKS_PER_WORKER)))
-        finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+        with _pool(workers) as pool:
+            yield from pool.imap(_search_part, range(len(parts)),
+                                 chunksize=max(1, len(parts) // (workers * CHUNKS_PER_WORKER)))
     finally:
         _work = None
+
+
+def side_by_side(there: Callable[[], T], here: Callable[[], U], spread: bool) -> tuple[T, U]:
+    """`there` run in a forked process while this one runs `here`, where `spread` (else one, then the other): two
+    pieces of work that read what the fork copies and change nothing the other reads. `there`'s result comes
+    back pickled; a stop here ends its process."""
+    if not spread:
+        return there(), here()
+    global _beside
+    _beside = there
+    try:
+        with _pool(1) as pool:
+            pending = pool.apply_async(_run_beside)
+            done_here = here()
+            return cast(T, pending.get()), done_here
+    finally:
+        _beside = None
+
+
+@contextmanager
+def _pool(workers: int) -> Iterator[Pool]:
+    """Forked processes that leave Ctrl-C to this one, ended as the block ends."""
+    # Born with Ctrl-C held back, until each worker ignores it and this process has its pool to end
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=_leave_the_stop_to_the_parent) as pool:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+            yield pool
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
 
 
 def workers_for(operations: int) -> int:
@@ -74,6 +105,11 @@ def _leave_the_stop_to_the_parent() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+
+
+def _run_beside() -> object:
+    assert _beside is not None, "a process forked by side_by_side()"
+    return _beside()
 
 
 def _search_part(index: int) -> Searched:
