@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from sqs_conformance.conformance.concurrent.history import HistoryOp
+from sqs_conformance.conformance.concurrent.parts import WHOLE_QUEUE
 from sqs_conformance.conformance.concurrent.path import Held, Judged, LeftReceivable, Path, fits
 from sqs_conformance.model import Model
 from sqs_conformance.model.outcomes import Outcome
@@ -125,12 +126,10 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
     n = len(ops)
     sent, settles = _windows(ops)
     notes = 0
-    path, done = Path(start.fork()), Done()
-    order: list[int] = []
-    verdicts: list[Judged] = []
+    path, done, order, verdicts = _begun(ops, start, sent, settles)
     stack: list[_Frame] = []
     seen: set = set()
-    judged = 0
+    judged = len(order)
     deepest = Searched("none", [])  # how deep the search went: the order there and what failed next
     chosen: int | None = None  # an operation taken from a frame, to judge next
     branched = False  # without turn_back: it passed a branch
@@ -185,6 +184,30 @@ def search_with(ops: list[HistoryOp], start: Model, budget: int, notes_allowed: 
         order, verdicts = order[:frame.order_length], verdicts[:frame.order_length]
         if last:
             stack.pop()
+
+
+# The path after a whole queue's operation that comes first in a part, from one start: (start, operation, path,
+# verdict). That operation is in every part, or many (parts.py: the queue's creation in every one), so each process
+# judges it once for the parts it searches in turn, not once a part.
+_first_step: tuple[Model, HistoryOp, Path, Judged] | None = None
+
+
+def _begun(ops: list[HistoryOp], start: Model, sent: list[float], settles: list[float]
+           ) -> tuple[Path, Done, list[int], list[Judged]]:
+    """Where a walk of `ops` begins: the path, the positions done and their verdicts. Past the first operation
+    where it is a whole queue's, forced (every other was sent after its answer came) and fits with nothing to
+    count, as judged for the part before from the same start (`_first_step`); else at the start."""
+    global _first_step
+    first = ops[0] if ops else None
+    if first is None or not isinstance(first.op, WHOLE_QUEUE) or Done().next_candidates(sent, settles) != [0]:
+        return Path(start.fork()), Done(), [], []
+    if _first_step is None or _first_step[0] is not start or _first_step[1] is not first:
+        path = Path(start.fork())
+        verdict, named = path.step(first, after_every_earlier=True)
+        if not fits(verdict) or verdict.outcome.notes:
+            return Path(start.fork()), Done(), [], []  # judged again by the walk, which says what went wrong
+        _first_step = (start, first, path, named)
+    return _first_step[2].fork(), Done(1), [0], [_first_step[3]]
 
 
 ORDERS_BUDGET = 2_000  # judged steps to find every order of a part's first operations (`every_order`)
