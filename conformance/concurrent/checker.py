@@ -12,6 +12,8 @@ the order found, by the same policy as a single case of every other run (`redeli
 from __future__ import annotations
 
 import functools
+import heapq
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import closing
@@ -223,7 +225,8 @@ def _empty_long_polls(steps: list[StepJudgement], polls: list[StepJudgement],
     fifo, unjudged = profile.fifo, _unjudged_queues(steps, profile, apart)
     receivable = [entry for entry in receivable if entry[2].queue not in unjudged]
     orders = _EveryOrder(base)
-    sweep = _Sweep(receivable, queue_of=lambda entry: entry[2].queue, begins=lambda entry: entry[2].from_wall)
+    sweep = _Sweep(receivable, queue_of=lambda entry: entry[2].queue, begins=lambda entry: entry[2].from_wall,
+                   wall_end=lambda entry: entry[2].until_wall)
     found: list[Violation] = []
     for step in polls:  # the receives answered, in invoke order
         o = step.op
@@ -235,7 +238,7 @@ def _empty_long_polls(steps: list[StepJudgement], polls: list[StepJudgement],
         answered = o.settles_by
         looked = o.invoke_wall if virtual else answered  # a message there before this, the poll surely saw
         # one acted on before this poll was sent was acted on before every later one too
-        active = sweep.begun_before(o.op.queue, looked, _rests_past(o.invoke_wall))
+        active = sweep.begun_before(o.op.queue, looked, o.invoke_wall)
         missed_it = functools.partial(_missed, o, virtual, tolerance)
         missed = next((entry for entry in active if entry[2].from_wall < looked and answered < entry[2].until_wall
                        and missed_it(entry[2]) and orders.holds(entry[0], entry[2], missed_it)), None)
@@ -318,7 +321,8 @@ def _exclusive_receives(polls: list[StepJudgement], held: list[Held], tolerance:
     a message of the same queue (from its receive's answer to the next operation on it, and before its deadline by
     more than the tolerance), where breaking the rule would have returned that message. (A receive that did return
     it is judged in the message's part.)"""
-    sweep = _Sweep(held, queue_of=lambda h: h.queue, begins=lambda h: h.from_wall)
+    sweep = _Sweep(held, queue_of=lambda h: h.queue, begins=lambda h: h.from_wall, wall_end=lambda h: h.until_wall,
+                   clock_end=lambda h: h.deadline)
     decided = []
     # answered, in invoke order: a receipt held before one receive may still be held at the next
     for position, step in enumerate(polls):
@@ -328,45 +332,51 @@ def _exclusive_receives(polls: list[StepJudgement], held: list[Held], tolerance:
             continue
         # let go before this one, or its deadline passed before this one was sent (then before every later one's:
         # the target's clock only moves forward in invoke order)
-        active = sweep.begun_before(o.op.queue, o.invoke_wall, _held_past(o, tolerance))
-        if any(held_by_another(o.client, (h.client,)) and o.settles_by < h.until_wall
-               and o.complete + tolerance < h.deadline for h in active):
+        active = sweep.begun_before(o.op.queue, o.invoke_wall, o.invoke_wall, o.invoke + tolerance)
+        client, answered, ends = o.client, o.settles_by, o.complete + tolerance
+        if any(answered < h.until_wall and ends < h.deadline and held_by_another(client, (h.client,))
+               for h in active):
             decided.append(position)
     return decided
 
 
-def _rests_past(sent: float) -> Callable[[tuple[Part, list[int], LeftReceivable]], bool]:
-    """Whether nothing acted on a message left receivable until after `sent`."""
-    return lambda entry: entry[2].until_wall > sent
-
-
-def _held_past(o: HistoryOp, tolerance: float) -> Callable[[Held], bool]:
-    """Whether a receipt was still held, and surely in flight, when `o` was sent."""
-    return lambda h: h.until_wall > o.invoke_wall and o.invoke + tolerance < h.deadline
-
-
 class _Sweep(Generic[R]):
-    """Records of a history that begin at a wall instant (receipts held, messages left receivable), met by one
-    queue's receives in the order they were sent: per queue, the ones begun so far and not yet let go."""
+    """Records of a history that begin at a wall instant and are let go at another (receipts held, messages left
+    receivable), some also at an instant of the target's clock (a receipt's deadline), met by one queue's receives
+    in the order they were sent: per queue, the ones begun so far and not yet let go. One let go before a receive
+    is let go for every later one too: each is dropped once, as its end comes (a heap per clock), not weighed again
+    at every receive."""
 
-    def __init__(self, records: list[R], queue_of: Callable[[R], str], begins: Callable[[R], float]) -> None:
-        self._begins = begins
-        self._waiting: dict[str, list[R]] = {}
+    def __init__(self, records: list[R], queue_of: Callable[[R], str], begins: Callable[[R], float],
+                 wall_end: Callable[[R], float], clock_end: Callable[[R], float] | None = None) -> None:
+        self._waiting: dict[str, list[tuple[float, float, float, R]]] = {}
         for record in sorted(records, key=begins):
-            self._waiting.setdefault(queue_of(record), []).append(record)
+            self._waiting.setdefault(queue_of(record), []).append(
+                (begins(record), wall_end(record), clock_end(record) if clock_end else math.inf, record))
         self._taken = dict.fromkeys(self._waiting, 0)  # per queue, how many of its records the sweep has reached
-        self._active: dict[str, list[R]] = {queue: [] for queue in self._waiting}
+        # per queue: the records begun and not let go, by their place in begin order (the order they are met in)
+        self._active: dict[str, dict[int, R]] = {queue: {} for queue in self._waiting}
+        self._wall_ends: dict[str, list[tuple[float, int]]] = {queue: [] for queue in self._waiting}
+        self._clock_ends: dict[str, list[tuple[float, int]]] = {queue: [] for queue in self._waiting}
 
     def __contains__(self, queue: str) -> bool:
         return queue in self._waiting
 
-    def begun_before(self, queue: str, instant: float, kept: Callable[[R], bool]) -> list[R]:
-        """The queue's records begun before `instant` that `kept` keeps: one it lets go is gone for every later
-        receive too."""
+    def begun_before(self, queue: str, instant: float, let_go_by: float, clock_let_go_by: float = -math.inf
+                     ) -> Iterable[R]:
+        """The queue's records begun before `instant`, less those let go by the wall instant `let_go_by` (their
+        wall end not after it) or by `clock_let_go_by` on the target's clock, in the order they began."""
         waiting, taken, active = self._waiting[queue], self._taken[queue], self._active[queue]
-        while taken < len(waiting) and self._begins(waiting[taken]) < instant:
-            active.append(waiting[taken])
+        wall_ends, clock_ends = self._wall_ends[queue], self._clock_ends[queue]
+        while taken < len(waiting) and waiting[taken][0] < instant:
+            _, wall_end, clock_end, record = waiting[taken]
+            active[taken] = record
+            heapq.heappush(wall_ends, (wall_end, taken))
+            if clock_end != math.inf:
+                heapq.heappush(clock_ends, (clock_end, taken))
             taken += 1
         self._taken[queue] = taken
-        self._active[queue] = active = [record for record in active if kept(record)]
-        return active
+        for ends, by in ((wall_ends, let_go_by), (clock_ends, clock_let_go_by)):
+            while ends and ends[0][0] <= by:
+                active.pop(heapq.heappop(ends)[1], None)
+        return active.values()

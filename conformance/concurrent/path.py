@@ -11,6 +11,7 @@ import copy
 import functools
 import math
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from sqs_conformance.conformance.concurrent.history import HistoryOp
 from sqs_conformance.conformance.translate import IdMap, handles_named
@@ -74,10 +75,10 @@ def _plain(rules: tuple[str, ...], decisive: tuple[str, ...]) -> Judged:
     return Judged(rules, decisive, (), ())
 
 
-@dataclass(frozen=True)
-class Held:
+class Held(NamedTuple):
     """A receipt a receive gave one client: from its answer to the next operation on the message, while the model
-    had the message surely in flight until `deadline` (model time)."""
+    had the message surely in flight until `deadline` (model time). A tuple: a history holds one a receive, and
+    each is made twice (held, then let go) and sent between processes."""
 
     queue: str
     client: int
@@ -164,7 +165,7 @@ class Path:
         holders = {message_id: self._holders(message_id) for message_id in messages}
         for message_id in messages:
             if message_id in self._open:
-                self._let_go.append(replace(self._open.pop(message_id), until_wall=o.invoke_wall))
+                self._let_go.append(self._open.pop(message_id)._replace(until_wall=o.invoke_wall))
         self._acted_on(o, after_every_earlier)
         verdict = judge(self.model, self.ids, o)
         if isinstance(o.response, ReceiveOk) and fits(verdict):

@@ -267,6 +267,9 @@ class Done(NamedTuple):
         """The positions of the operations that may take effect next: not done, and sent before every pending
         operation's answer came (ops are in invoke order, so the scan stops at the first sent after that). `sent`
         and `settles`: each operation's invoke_wall and settles_by."""
+        low = self.low
+        if not self.ahead and (low + 1 >= len(sent) or sent[low + 1] > settles[low]):
+            return [low] if low < len(sent) else []  # the next one alone (most steps: nothing overlaps it)
         candidates: list[int] = []
         settled = float("inf")
         for position in range(self.low, len(sent)):
