@@ -7,6 +7,7 @@ Handles inside texts are matched loosely (`.+`): the target's handle is not the 
 
 from __future__ import annotations
 
+import functools
 import re
 from enum import Enum
 
@@ -74,6 +75,7 @@ _NOT_AVAILABLE = "Message does not exist or is not available for visibility time
 _EXPIRED = "The receipt handle has expired"
 
 
+@functools.cache  # one immutable spec: a history refuses thousands of handles
 def not_available_for_change() -> ErrorSpec:
     return ErrorSpec(
         INVALID_PARAMETER_VALUE,
@@ -83,6 +85,7 @@ def not_available_for_change() -> ErrorSpec:
     )
 
 
+@functools.cache
 def handle_expired() -> ErrorSpec:
     return ErrorSpec(
         INVALID_PARAMETER_VALUE,
@@ -107,6 +110,7 @@ def malformed_handle(handle: str, *, with_text: bool, dialect: str) -> tuple[Err
     ),)
 
 
+@functools.cache
 def smq_message_not_exist() -> ErrorSpec:
     return ErrorSpec(SMQ_MESSAGE_NOT_EXIST, None, 404, "Message not exist.")
 
