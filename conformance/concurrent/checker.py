@@ -17,7 +17,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import closing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from sqs_conformance.conformance.collector import fewer_collections
@@ -276,7 +276,7 @@ class _EveryOrder:
         if not ends:
             return False
         for path in ends:
-            found = next((replace(left, message_id=message_id, states=states)
+            found = next((left._replace(message_id=message_id, states=states)
                           for message_id, _, states in path.model.returned_once_due()
                           if path.rest_key(message_id) == left.key), None)
             if found is None or not judged(found):

@@ -87,15 +87,15 @@ class Held(NamedTuple):
     deadline: float
 
 
-@dataclass(frozen=True)
-class LeftReceivable:
+class LeftReceivable(NamedTuple):
     """A message (on a FIFO queue, a group: `Model.returned_once_due`) that a receive returns once it is due, in
     every state it may be in (`states`), and on which nothing acted from `from_wall` (every operation of its part
     before had settled) until `until_wall` (the next was sent, at `until` on the target's clock). `done`: the
     operations of its part's order before (the first `done` of the part: every one sent before the next). Where
     those could take effect in more than one order, this is what the order the search found left (`one_order`
     False): another order may have left it otherwise, so it stands only where every order leaves it so
-    (`checker._EveryOrder`); `key` names it in every order alike."""
+    (`checker._EveryOrder`); `key` names it in every order alike. A tuple, as `Held`: a history leaves hundreds
+    of thousands, sent between processes."""
 
     queue: str
     message_id: str  # model id
