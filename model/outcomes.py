@@ -478,9 +478,7 @@ class BatchExpectation:
         if not isinstance(observed, BatchOk):
             divergence = Divergence(self.rules, "BatchOk", describe(observed), permitted=(ANY_BATCH_OK,))
             return Verdict(Outcome(observed, self.rules), (divergence,), consistent=False)
-        by_id: dict[str, Response] = {entry_id: Ok() for entry_id in observed.successful}
-        for failure in observed.failed:
-            by_id[failure.id] = Error(failure.code, failure.message)
+        by_id = _entry_answers(observed)
         parts: list[tuple[str, Outcome, Response]] = []
         entry_others: list[tuple[Outcome, ...]] = []
         divergences: list[Divergence] = []
@@ -514,6 +512,27 @@ class BatchExpectation:
         if not divergences:
             verdict.others = self._answered_otherwise(parts, entry_others, verdict.outcome.rules)
         return verdict
+
+    def carried_out(self, observed: Response) -> list[Effects]:
+        """What the batch left had the queue carried out each entry it accepted where the model permits only a
+        refusal (`Outcome.unenforced`), the other entries as answered: [] where it accepted no such entry."""
+        if not isinstance(observed, BatchOk):
+            return []
+        by_id = _entry_answers(observed)
+        parts: list[tuple[str, Outcome, Response]] = []
+        carried = False
+        for entry_id, expectation in self.entries:
+            response = by_id.get(entry_id)
+            if response is None:
+                return []  # an entry left unanswered: nothing to carry out
+            verdict = expectation.check(_as_entry_response(response, expectation))
+            unenforced = carried_out(expectation, response)
+            if verdict.divergences and isinstance(response, Ok) and unenforced:
+                parts.append((entry_id, Outcome(response, verdict.outcome.rules, unenforced[0]), response))
+                carried = True
+            else:
+                parts.append((entry_id, verdict.outcome, response))
+        return [self._combine(parts, ()).outcome.effects] if carried else []
 
     def _answered_otherwise(self, parts: list[tuple[str, Outcome, Response]],
                             entry_others: list[tuple[Outcome, ...]], rules: tuple[str, ...]) -> tuple[Outcome, ...]:
@@ -571,6 +590,25 @@ class BatchExpectation:
         rules = self.rules if bites else tuple(r for r in self.rules if r != BATCH_PARTIAL)
         outcome = Outcome(BatchOk(tuple(successful), tuple(failed)), rules, effects, minted)
         return Verdict(outcome, divergences)
+
+
+def carried_out(expectation: Expectation, observed: Response) -> list[Effects]:
+    """What an operation left had the queue carried out what it accepted where the model permits only a refusal
+    (`Outcome.unenforced`), one per such refusal; a batch's entries so carried out with the rest as answered. []
+    where no refusal says so."""
+    if isinstance(expectation, BatchExpectation):
+        return expectation.carried_out(observed)
+    if isinstance(expectation, Enumerated):
+        return [o.unenforced for o in expectation.outcomes if o.unenforced is not None]
+    return []
+
+
+def _entry_answers(observed: BatchOk) -> dict[str, Response]:
+    """Each entry's answer, by its id."""
+    by_id: dict[str, Response] = {entry_id: Ok() for entry_id in observed.successful}
+    for failure in observed.failed:
+        by_id[failure.id] = Error(failure.code, failure.message)
+    return by_id
 
 
 def _swapped(parts: list[tuple[str, Outcome, Response]], position: int, entry: tuple[str, Outcome, Response]

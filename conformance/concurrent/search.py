@@ -21,7 +21,7 @@ from sqs_conformance.conformance.concurrent.history import HistoryOp
 from sqs_conformance.conformance.concurrent.parts import WHOLE_QUEUE
 from sqs_conformance.conformance.concurrent.path import Held, Judged, LeftReceivable, Path, fits
 from sqs_conformance.model import Model
-from sqs_conformance.model.outcomes import Outcome
+from sqs_conformance.model.outcomes import Outcome, carried_out
 from sqs_conformance.model.values import Error, Unknown
 
 DEFAULT_BUDGET = 20_000  # judged steps per part, beyond its length
@@ -102,15 +102,14 @@ def _stood_on_acceptance(ops: list[HistoryOp], start: Model, deepest: Searched) 
         if isinstance(o.response, Error):
             continue  # a refusal: no acceptance to carry out
         expectation = path.model.expect(path.ids.op_for_model(o.op), o.invoke, o.complete)
-        carried_out = [outcome.unenforced for outcome in getattr(expectation, "outcomes", ())
-                       if outcome.unenforced is not None]
-        if not carried_out:
+        carried = carried_out(expectation, path.ids.response_for_model(o.response))
+        if not carried:
             continue
         stepped = path.fork()
         _, named = stepped.step(o, after_every_earlier=False)
         if not named.divergences:
             continue  # it fit: the search took that order already
-        for effects in carried_out:
+        for effects in carried:
             accepted = stepped.fork()
             accepted.model.commit(Outcome(o.response, (), effects))
             if fits(accepted.step(failing, after_every_earlier=False)[0]):

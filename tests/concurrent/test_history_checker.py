@@ -16,8 +16,8 @@ from sqs_conformance.model import Model
 from sqs_conformance.model.profiles import PROFILES
 from sqs_conformance.model.state import Timing
 from sqs_conformance.model.values import (
-    ChangeMessageVisibility, ChangeOk, CreateQueue, DeleteMessage, Error, Ok, PurgeQueue, ReceivedMessage,
-    ReceiveMessage, ReceiveOk, SendMessage, SendOk, Unknown,
+    BatchOk, ChangeMessageVisibility, ChangeOk, CreateQueue, DeleteEntry, DeleteMessage, DeleteMessageBatch, Error, Ok,
+    PurgeQueue, ReceivedMessage, ReceiveMessage, ReceiveOk, SendMessage, SendOk, Unknown,
 )
 from sqs_conformance.model.verdicts import StepVerdict
 from tests.concurrent.histories import Story, eight_clients_on
@@ -58,26 +58,30 @@ def test_an_expired_fifo_handle_deleting_the_message_another_consumer_holds_is_f
     assert violated(history) == {"FIFO-STALE-OTHER"}
 
 
-def _expired_fifo_delete_and_a_refused_change(delete_sent: float) -> History:
+def _expired_fifo_delete_and_a_refused_change(delete_sent: float, batch: bool = False) -> History:
     """Client 0 received m1 for 5 s, client 1 received it again at 10; at 12 client 0 deletes it through its expired
-    handle, accepted, and client 1's change through the current handle is refused: the message does not exist (as
-    LocalStack answers). The change is sent at 4.0 and answered at 4.3; the delete at `delete_sent`."""
+    handle (alone, or as a batch's one entry), accepted, and client 1's change through the current handle is
+    refused: the message does not exist (as LocalStack answers). The change is sent at 4.0 and answered at 4.3; the
+    delete at `delete_sent`."""
     story = Story("sqs-fifo").send(0, "m1", 0, 1.0, 1.1)
     story.received(0, [("m1", "h1", 1)], 1, 2.0, 2.1, visibility_timeout=5).received(1, [("m1", "h2", 2)], 10, 3.0, 3.1)
     gone = Error("InvalidParameterValue", "Value h2 for parameter ReceiptHandle is invalid. Reason: Message does not "
                  "exist or is not available for visibility timeout change.", 400)
     story.do(1, ChangeMessageVisibility("q.fifo", "h2", 60), gone, 12, 4.0, 4.3)
-    return story.do(0, DeleteMessage("q.fifo", "h1"), Ok(), 12, delete_sent, delete_sent + 0.1).done()
+    delete, answer = (DeleteMessageBatch("q.fifo", (DeleteEntry("e1", "h1"),)), BatchOk(("e1",))) if batch else \
+        (DeleteMessage("q.fifo", "h1"), Ok())
+    return story.do(0, delete, answer, 12, delete_sent, delete_sent + 0.1).done()
 
 
-def test_a_failure_standing_on_another_consumer_s_expired_fifo_delete_is_named_after_that_delete():
+@pytest.mark.parametrize("batch", [False, True], ids=["alone", "batch"])
+def test_a_failure_standing_on_another_consumer_s_expired_fifo_delete_is_named_after_that_delete(batch):
     """Either order fails: the delete first breaks FIFO-STALE-OTHER, the change first is refused while the message
     was there. The delete, carried out as a queue not enforcing its refusal would, explains the change's refusal:
-    the rule a person fixes is the delete's, whichever was sent first. A delete sent after the change was answered
-    explains nothing: the change's refusal is then its own."""
-    assert violated(_expired_fifo_delete_and_a_refused_change(delete_sent=4.1)) == {"FIFO-STALE-OTHER"}
-    assert violated(_expired_fifo_delete_and_a_refused_change(delete_sent=3.9)) == {"FIFO-STALE-OTHER"}
-    assert violated(_expired_fifo_delete_and_a_refused_change(delete_sent=4.5)) == {"VIS-EXTEND-NONADDITIVE"}
+    the rule a person fixes is the delete's, whichever was sent first, alone or in a batch. A delete sent after the
+    change was answered explains nothing: the change's refusal is then its own."""
+    assert violated(_expired_fifo_delete_and_a_refused_change(4.1, batch)) == {"FIFO-STALE-OTHER"}
+    assert violated(_expired_fifo_delete_and_a_refused_change(3.9, batch)) == {"FIFO-STALE-OTHER"}
+    assert violated(_expired_fifo_delete_and_a_refused_change(4.5, batch)) == {"VIS-EXTEND-NONADDITIVE"}
 
 
 def test_a_group_handed_to_a_second_consumer_while_the_first_holds_it_is_flagged():
