@@ -8,6 +8,7 @@ on a virtual clock they are equal for every operation between two moves of the c
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 
@@ -26,7 +27,7 @@ class HistoryOp:
     complete_wall: float
     round: int = 0  # the workload's round it was sent in (clients wait for one another between rounds)
 
-    @property
+    @functools.cached_property  # read a few times per operation by the checker: made once
     def settles_by(self) -> float:
         """The real instant by which it has surely taken effect: an unanswered request may still take effect
         after the suite gave up on it, so never."""
