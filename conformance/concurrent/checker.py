@@ -16,7 +16,6 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
-from contextlib import closing
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -25,7 +24,7 @@ from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.concurrent.parts import Decomposed, Part, decompose
 from sqs_conformance.conformance.concurrent.path import Held, LeftReceivable, Path
 from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, every_order
-from sqs_conformance.conformance.concurrent.spread import searched, side_by_side, workers_for
+from sqs_conformance.conformance.concurrent.spread import searching, side_by_side, workers_for
 from sqs_conformance.conformance.redelivery import EarlyReturns
 from sqs_conformance.model import Divergence, Model
 from sqs_conformance.model.consumers import held_by_another
@@ -61,13 +60,19 @@ class StepJudgement:
         if _GRAVITY[verdict] > _GRAVITY[self.verdict]:
             self.verdict = verdict
         if rules:
-            self.rules = self.rules | rules if self.rules else rules
+            self.rules = _union(self.rules, rules) if self.rules else rules
         if decisive:
-            self.decisive = self.decisive | decisive if self.decisive else decisive
+            self.decisive = _union(self.decisive, decisive) if self.decisive else decisive
         if divergences:
             self.divergences += tuple(d for d in divergences if d not in self.divergences)
         if notes:
             self.notes += tuple(n for n in notes if n not in self.notes)
+
+
+@functools.lru_cache(maxsize=4096)
+def _union(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
+    """One set per pair of kinds of step met: a step judged twice (in two parts, or by a sweep) shares it too."""
+    return a | b
 
 
 @dataclass
@@ -133,19 +138,21 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
     timing = Timing(windowed=True, tolerance=history.tolerance)
     base = Model(history.profile, timing, indexed=False)
     decomposed = decompose(history)
-    steps = [StepJudgement(o) for o in history.ops]
-    for o in decomposed.unjudged:
-        steps[o.index].add(StepVerdict.UNORDERED)
     violations: list[Violation] = []
     repeated: list[tuple[HistoryOp, Divergence, list[Part]]] = []
     noted: dict[str, list[Part]] = {}  # per rule, the parts its early returns were in, in the order counted
     undecided: list[Part] = []
     held: list[Held] = []
     receivable: list[tuple[Part, list[int], LeftReceivable]] = []  # with the order of its part
-    # Each part is counted as it comes back, while the rest are searched; a stop closes the search at once.
     if workers is None:
         workers = workers_for(sum(len(p.ops) for p in decomposed.parts))
-    with closing(searched(decomposed.parts, base, budget, workers)) as results:
+    # Each part is counted as it comes back, while the rest are searched; a stop ends the search at once.
+    with searching(decomposed.parts, base, budget, workers) as results:
+        steps = [StepJudgement(o) for o in history.ops]  # while the first part is searched
+        for o in decomposed.unjudged:
+            steps[o.index].add(StepVerdict.UNORDERED)
+        polls = [step for step in steps if isinstance(step.op.op, ReceiveMessage)
+                 and isinstance(step.op.response, ReceiveOk)]  # the receives answered: both sweeps meet them
         for part, found in zip(decomposed.parts, results, strict=True):
             if found.status == "undecided":
                 undecided.append(part)
@@ -182,8 +189,6 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
                 for other in part.ops:
                     if other.index not in placed:
                         steps[other.index].add(StepVerdict.BEHIND)
-    polls = [step for step in steps if isinstance(step.op.op, ReceiveMessage)
-             and isinstance(step.op.response, ReceiveOk)]  # the receives answered: both sweeps meet them
     # The sweeps read the steps' verdicts only as BEHIND or UNORDERED, which neither changes: side by side, each
     # finds what the other would find after it
     exclusive, missed = side_by_side(

@@ -21,7 +21,7 @@ import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from multiprocessing.pool import Pool
 from typing import TypeVar, cast
@@ -40,22 +40,24 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 
-def searched(parts: list[Part], base: Model, budget: int, workers: int | None = None
-             ) -> Generator[Searched, None, None]:
+@contextmanager
+def searching(parts: list[Part], base: Model, budget: int, workers: int | None = None
+              ) -> Iterator[Iterator[Searched]]:
     """Each part's search, in the parts' order, each as soon as it and those before it are searched; by `workers`
-    processes (None: as many as pay and are safe here). The pool lives while the caller reads: closing the
-    iterator early (a stop, an error) ends it."""
+    processes (None: as many as pay and are safe here). They start at once, so that the block may do its own work
+    while they search (the first part, the queue's own, is the largest: its answer is long in coming); leaving the
+    block (at the end, a stop, an error) ends them."""
     if workers is None:
         workers = workers_for(sum(len(p.ops) for p in parts))
     if workers < 2:
-        yield from (search(p.ops, base, budget) for p in parts)
+        yield (search(p.ops, base, budget) for p in parts)
         return
     global _work
     _work = (parts, base, budget)
     try:
         with _pool(workers) as pool:
-            yield from pool.imap(_search_part, range(len(parts)),
-                                 chunksize=max(1, len(parts) // (workers * CHUNKS_PER_WORKER)))
+            yield pool.imap(_search_part, range(len(parts)),
+                            chunksize=max(1, len(parts) // (workers * CHUNKS_PER_WORKER)))
     finally:
         _work = None
 
@@ -113,6 +115,6 @@ def _run_beside() -> object:
 
 
 def _search_part(index: int) -> Searched:
-    assert _work is not None, "a worker forked by searched()"
+    assert _work is not None, "a worker forked by searching()"
     parts, base, budget = _work
     return search(parts[index].ops, base, budget)

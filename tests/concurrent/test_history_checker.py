@@ -11,7 +11,7 @@ from sqs_conformance.conformance.concurrent.history import History
 from sqs_conformance.conformance.concurrent.parts import decompose
 from sqs_conformance.conformance.concurrent.search import DEFAULT_BUDGET, NOTES_TRIED, search, search_with
 from sqs_conformance.conformance.concurrent.shrink import smallest
-from sqs_conformance.conformance.concurrent.spread import searched
+from sqs_conformance.conformance.concurrent.spread import searching
 from sqs_conformance.model import Model
 from sqs_conformance.model.profiles import PROFILES
 from sqs_conformance.model.state import Timing
@@ -488,19 +488,20 @@ def test_parts_searched_in_two_processes_give_the_verdict_of_one(profile):
         [(o.index, d, [p.key for p in parts]) for o, d, parts in alone.repeated]
 
 
-def test_a_spread_search_read_in_part_order_and_closed_early_leaves_no_worker_behind():
-    """The checker counts each part as it comes back while the workers search on (`spread.searched`): the parts
-    come in their order, the same as searched alone, and a stop after the first (the iterator closed) ends the
-    pool's processes there and then."""
+def test_a_spread_search_read_in_part_order_and_left_early_leaves_no_worker_behind():
+    """The checker counts each part as it comes back while the workers search on (`spread.searching`): the workers
+    start as the block opens (before anything is read: the checker works meanwhile), the parts come in their order,
+    the same as searched alone, and leaving the block after the first (a stop) ends the pool's processes there and
+    then."""
     history = eight_clients_on(ForgetfulConsumers("sqs-standard"), "sqs-standard", seed=3, rounds=12)
     parts = decompose(history).parts
     base = Model(history.profile, Timing(windowed=True, tolerance=history.tolerance), indexed=False)
     alone = [search(p.ops, base).order for p in parts]
-    assert [found.order for found in searched(parts, base, DEFAULT_BUDGET, workers=2)] == alone
-    results = searched(parts, base, DEFAULT_BUDGET, workers=2)
-    assert next(results).order == alone[0]
-    assert multiprocessing.active_children()
-    results.close()
+    with searching(parts, base, DEFAULT_BUDGET, workers=2) as results:
+        assert multiprocessing.active_children()
+        assert [found.order for found in results] == alone
+    with searching(parts, base, DEFAULT_BUDGET, workers=2) as results:
+        assert next(results).order == alone[0]
     assert not multiprocessing.active_children()
 
 
