@@ -190,13 +190,13 @@ def _checked(history: History, budget: int, workers: int | None) -> HistoryVerdi
                     if other.index not in placed:
                         steps[other.index].add(StepVerdict.BEHIND)
     # The sweeps read the steps' verdicts only as BEHIND or UNORDERED, which neither changes: side by side, each
-    # finds what the other would find after it
-    exclusive, missed = side_by_side(
-        functools.partial(_exclusive_receives, polls, held, history.tolerance),
+    # finds what it would find after the other
+    missed, _ = side_by_side(
         functools.partial(_empty_long_polls, steps, polls, receivable, history.tolerance, history.clock == "virtual",
-                          base, decomposed.apart), spread=workers > 1)
-    for position in exclusive:
-        polls[position].add(polls[position].verdict, _EXCLUSIVE, _EXCLUSIVE)
+                          base, decomposed.apart),
+        functools.partial(_exclusive_receives, polls, held, history.tolerance), spread=workers > 1)
+    for violation in missed:
+        steps[violation.op.index].add(StepVerdict.DIVERGENCE, _LONG_POLL, _LONG_POLL, (violation.divergence,))
     return HistoryVerdict(steps, violations + missed, repeated, undecided, decomposed)
 
 
@@ -212,7 +212,8 @@ R = TypeVar("R")  # a record a sweep meets (`_Sweep`)
 def _empty_long_polls(steps: list[StepJudgement], polls: list[StepJudgement],
                       receivable: list[tuple[Part, list[int], LeftReceivable]], tolerance: float, virtual: bool,
                       base: Model, apart: set[str]) -> list[Violation]:
-    """RCV-LONG-POLL across parts. An empty answer is judged in no message's part (`parts.py`), so a long poll that
+    """RCV-LONG-POLL across parts: the empty long polls that missed a message, as violations (their steps are the
+    caller's to mark). An empty answer is judged in no message's part (`parts.py`), so a long poll that
     returned nothing while a message waited is judged here: a message of its queue on which nothing acted from
     before the poll looked until after its answer came (every operation of its part before had settled, and the
     next was sent after that answer), and that the poll surely saw receivable, in every state it may be in and in
@@ -257,7 +258,6 @@ def _empty_long_polls(steps: list[StepJudgement], polls: list[StepJudgement],
         shown = Part(f"{part.key}, and an empty long poll", sorted([*part.ops, o], key=lambda x: x.index))
         found.append(Violation(shown, o, divergence, [part.ops[p] for p in order[:left.done]],
                                missed_by_long_poll=True))
-        step.add(StepVerdict.DIVERGENCE, _LONG_POLL, _LONG_POLL, (divergence,))
     return found
 
 
@@ -321,16 +321,14 @@ def _missed_on_a_virtual_clock(o: HistoryOp, left: LeftReceivable, wait_ends: fl
 _EXCLUSIVE = frozenset((RCV_EXCLUSIVE,))
 
 
-def _exclusive_receives(polls: list[StepJudgement], held: list[Held], tolerance: float) -> list[int]:
-    """The receives (positions in `polls`) that decided RCV-EXCLUSIVE: made wholly while another client surely held
-    a message of the same queue (from its receive's answer to the next operation on it, and before its deadline by
-    more than the tolerance), where breaking the rule would have returned that message. (A receive that did return
-    it is judged in the message's part.)"""
+def _exclusive_receives(polls: list[StepJudgement], held: list[Held], tolerance: float) -> None:
+    """RCV-EXCLUSIVE is decided by a receive of one client made wholly while another client surely held a message
+    of the same queue (from its receive's answer to the next operation on it, and before its deadline by more than
+    the tolerance): breaking the rule would have returned that message. (A receive that did return it is judged
+    in the message's part.)"""
     sweep = _Sweep(held, queue_of=lambda h: h.queue, begins=lambda h: h.from_wall, wall_end=lambda h: h.until_wall,
                    clock_end=lambda h: h.deadline)
-    decided = []
-    # answered, in invoke order: a receipt held before one receive may still be held at the next
-    for position, step in enumerate(polls):
+    for step in polls:  # answered, in invoke order: a receipt held before one receive may still be held at the next
         o = step.op
         assert isinstance(o.op, ReceiveMessage)
         if step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED) or o.op.queue not in sweep:
@@ -341,8 +339,7 @@ def _exclusive_receives(polls: list[StepJudgement], held: list[Held], tolerance:
         client, answered, ends = o.client, o.settles_by, o.complete + tolerance
         if any(answered < h.until_wall and ends < h.deadline and held_by_another(client, (h.client,))
                for h in active):
-            decided.append(position)
-    return decided
+            step.add(step.verdict, _EXCLUSIVE, _EXCLUSIVE)
 
 
 class _Sweep(Generic[R]):

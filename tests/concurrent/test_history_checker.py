@@ -100,15 +100,19 @@ def _long_poll_story(receive_sent: float = 3.0, delay: int | None = None) -> Sto
     return story.received(0, [("m1", "h1", 1)], 11, receive_sent, receive_sent + 0.1)
 
 
-def test_an_empty_long_poll_while_a_message_lay_receivable_untouched_is_rcv_long_poll():
+@pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "spread"])
+def test_an_empty_long_poll_while_a_message_lay_receivable_untouched_is_rcv_long_poll(workers):
     """The empty answer is judged in no message's part: the message's part shows it lay receivable, with nothing
-    acting on it, from before the poll was sent until after its answer came. Its finding shrinks to that message's
-    operations and the poll, and still fails there."""
+    acting on it, from before the poll was sent until after its answer came. The poll's step diverges, searched in
+    one process or spread (the sweep then runs in another). Its finding shrinks to that message's operations and
+    the poll, and still fails there."""
     history = _long_poll_story().done()
-    verdict = check_history(history)
+    verdict = check_history(history, workers=workers)
     assert set(verdict.rules_diverging()) == {"RCV-LONG-POLL"}
     (violation,) = verdict.violations
     assert isinstance(violation.op.op, ReceiveMessage) and violation.op.client == 1
+    poll = verdict.steps[violation.op.index]
+    assert poll.verdict is StepVerdict.DIVERGENCE and "RCV-LONG-POLL" in poll.decisive
     assert [o.op for o in violation.part.ops if isinstance(o.op, SendMessage)] and violation.op in violation.part.ops
     assert "returned nothing while a message lay receivable" in violation.told()
     shrunk = smallest(history, violation.part.ops, violation.op, violation.divergence)
