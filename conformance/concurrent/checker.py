@@ -238,13 +238,15 @@ def _empty_long_polls(steps: list[StepJudgement], polls: list[StepJudgement],
         o = step.op
         assert isinstance(o.op, ReceiveMessage) and isinstance(o.response, ReceiveOk)
         if o.response.messages or not isinstance(o.op.wait_time_seconds, int) or o.op.wait_time_seconds <= 0 \
-                or (fifo and o.op.attempt_id) \
-                or o.op.queue not in sweep or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
+                or (fifo and o.op.attempt_id) or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
+            continue
+        records = sweep.of(o.op.queue)
+        if records is None:
             continue
         answered = o.settles_by
         looked = o.invoke_wall if virtual else answered  # a message there before this, the poll surely saw
         # one acted on before this poll was sent was acted on before every later one too
-        active = sweep.begun_before(o.op.queue, looked, o.invoke_wall)
+        active = records.begun_before(looked, o.invoke_wall)
         missed_it = functools.partial(_missed, o, virtual, tolerance)
         missed = next((entry for entry in active if entry[2].from_wall < looked and answered < entry[2].until_wall
                        and missed_it(entry[2]) and orders.holds(entry[0], entry[2], missed_it)), None)
@@ -331,11 +333,12 @@ def _exclusive_receives(polls: list[StepJudgement], held: list[Held], tolerance:
     for step in polls:  # answered, in invoke order: a receipt held before one receive may still be held at the next
         o = step.op
         assert isinstance(o.op, ReceiveMessage)
-        if step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED) or o.op.queue not in sweep:
+        records = sweep.of(o.op.queue)
+        if records is None or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
             continue
         # let go before this one, or its deadline passed before this one was sent (then before every later one's:
         # the target's clock only moves forward in invoke order)
-        active = sweep.begun_before(o.op.queue, o.invoke_wall, o.invoke_wall, o.invoke + tolerance)
+        active = records.begun_before(o.invoke_wall, o.invoke_wall, o.invoke + tolerance)
         client, answered, ends = o.client, o.settles_by, o.complete + tolerance
         if any(answered < h.until_wall and ends < h.deadline and held_by_another(client, (h.client,))
                for h in active):
@@ -351,34 +354,46 @@ class _Sweep(Generic[R]):
 
     def __init__(self, records: list[R], queue_of: Callable[[R], str], begins: Callable[[R], float],
                  wall_end: Callable[[R], float], clock_end: Callable[[R], float] | None = None) -> None:
-        self._waiting: dict[str, list[tuple[float, float, float, R]]] = {}
+        self._queues: dict[str, _QueueSweep[R]] = {}
         for record in sorted(records, key=begins):
-            self._waiting.setdefault(queue_of(record), []).append(
+            queue = queue_of(record)
+            if queue not in self._queues:
+                self._queues[queue] = _QueueSweep()
+            self._queues[queue].waiting.append(
                 (begins(record), wall_end(record), clock_end(record) if clock_end else math.inf, record))
-        self._taken = dict.fromkeys(self._waiting, 0)  # per queue, how many of its records the sweep has reached
-        # per queue: the records begun and not let go, by their place in begin order (the order they are met in)
-        self._active: dict[str, dict[int, R]] = {queue: {} for queue in self._waiting}
-        self._wall_ends: dict[str, list[tuple[float, int]]] = {queue: [] for queue in self._waiting}
-        self._clock_ends: dict[str, list[tuple[float, int]]] = {queue: [] for queue in self._waiting}
 
-    def __contains__(self, queue: str) -> bool:
-        return queue in self._waiting
+    def of(self, queue: str) -> _QueueSweep[R] | None:
+        """The queue's records, or None where it has none."""
+        return self._queues.get(queue)
 
-    def begun_before(self, queue: str, instant: float, let_go_by: float, clock_let_go_by: float = -math.inf
-                     ) -> Iterable[R]:
-        """The queue's records begun before `instant`, less those let go by the wall instant `let_go_by` (their
-        wall end not after it) or by `clock_let_go_by` on the target's clock, in the order they began."""
-        waiting, taken, active = self._waiting[queue], self._taken[queue], self._active[queue]
-        wall_ends, clock_ends = self._wall_ends[queue], self._clock_ends[queue]
+
+class _QueueSweep(Generic[R]):
+    """One queue's records in a sweep (`_Sweep`)."""
+
+    __slots__ = ("waiting", "taken", "active", "wall_ends", "clock_ends")
+
+    def __init__(self) -> None:
+        self.waiting: list[tuple[float, float, float, R]] = []  # (begins, wall end, clock end, record), in begin order
+        self.taken = 0  # how many of them the sweep has reached
+        self.active: dict[int, R] = {}  # those begun and not let go, by their place in begin order
+        self.wall_ends: list[tuple[float, int]] = []  # heaps of (end, place)
+        self.clock_ends: list[tuple[float, int]] = []
+
+    def begun_before(self, instant: float, let_go_by: float, clock_let_go_by: float = -math.inf) -> Iterable[R]:
+        """The records begun before `instant`, less those let go by the wall instant `let_go_by` (their wall end not
+        after it) or by `clock_let_go_by` on the target's clock, in the order they began."""
+        waiting, taken, active = self.waiting, self.taken, self.active
         while taken < len(waiting) and waiting[taken][0] < instant:
             _, wall_end, clock_end, record = waiting[taken]
             active[taken] = record
-            heapq.heappush(wall_ends, (wall_end, taken))
+            heapq.heappush(self.wall_ends, (wall_end, taken))
             if clock_end != math.inf:
-                heapq.heappush(clock_ends, (clock_end, taken))
+                heapq.heappush(self.clock_ends, (clock_end, taken))
             taken += 1
-        self._taken[queue] = taken
-        for ends, by in ((wall_ends, let_go_by), (clock_ends, clock_let_go_by)):
-            while ends and ends[0][0] <= by:
-                active.pop(heapq.heappop(ends)[1], None)
+        self.taken = taken
+        wall_ends, clock_ends = self.wall_ends, self.clock_ends
+        while wall_ends and wall_ends[0][0] <= let_go_by:
+            active.pop(heapq.heappop(wall_ends)[1], None)
+        while clock_ends and clock_ends[0][0] <= clock_let_go_by:
+            active.pop(heapq.heappop(clock_ends)[1], None)
         return active.values()
