@@ -84,21 +84,8 @@ QUEUE_OWN = "the queue itself"
 
 def decompose(history: History) -> Decomposed:
     fifo = history.profile == "sqs-fifo"
-    key_of: dict[str, str] = {}  # target message id -> part key
-    message_of: dict[str, str] = {}  # target receipt handle -> target message id
-    lost_sends: set[str] = set()  # queues with a send whose answer never came
-    for o in history.ops:
-        if isinstance(o.op, SendMessage):
-            if isinstance(o.response, SendOk) and o.response.message_id is not None:
-                group = _group_key(o.op.group_id, o.op.queue) if fifo else None
-                key_of.setdefault(o.response.message_id, group or f"message {o.response.message_id}")
-            elif isinstance(o.response, Unknown):
-                lost_sends.add(o.op.queue)
-        elif isinstance(o.response, ReceiveOk):
-            for m in o.response.messages:
-                if m.receipt_handle is not None and m.message_id is not None:
-                    message_of[m.receipt_handle] = m.message_id
-
+    survey = _surveyed(history, fifo)
+    key_of, message_of, lost_sends = survey.key_of, survey.message_of, survey.lost_sends
     apart: set[str] = set()
 
     def key(message_id: str | None, queue: str) -> str:
@@ -109,8 +96,8 @@ def decompose(history: History) -> Decomposed:
         apart.add(queue)
         return f"messages of lost sends to {queue}" if queue in lost_sends else f"message {message_id}"
 
-    redriven = _redriven(history)
-    blind_from = _blind_from(history, message_of)
+    redriven = survey.redriven
+    blind_from = _blind_from(history, message_of, survey.lost_receives)
     keys = _bound_together(history, key, message_of)
     parts: dict[str, Part] = {QUEUE_OWN: Part(QUEUE_OWN)}
     spans: dict[str, list[float]] = {}  # per part: when its first operation was sent, when its last settled
@@ -182,10 +169,37 @@ def decompose(history: History) -> Decomposed:
 _MAY_HAVE_MOVED = "not this part's: it may have moved this part's message to the dead-letter queue"
 
 
-def _redriven(history: History) -> set[str]:
-    """The queues given a redrive policy anywhere in the history."""
-    return {o.op.queue for o in history.ops
-            if isinstance(o.op, (CreateQueue, SetQueueAttributes)) and o.op.attributes.get("RedrivePolicy")}
+@dataclass
+class _Survey:
+    """What one pass over a history finds before anything is routed."""
+
+    key_of: dict[str, str] = field(default_factory=dict)  # target message id -> part key
+    message_of: dict[str, str] = field(default_factory=dict)  # target receipt handle -> target message id
+    lost_sends: set[str] = field(default_factory=set)  # queues with a send whose answer never came
+    redriven: set[str] = field(default_factory=set)  # queues given a redrive policy anywhere in the history
+    lost_receives: dict[str, float] = field(default_factory=dict)  # per queue: its first receive with no answer, sent
+
+
+def _surveyed(history: History, fifo: bool) -> _Survey:
+    survey = _Survey()
+    for o in history.ops:
+        op, response = o.op, o.response
+        if isinstance(op, SendMessage):
+            if isinstance(response, SendOk) and response.message_id is not None:
+                group = _group_key(op.group_id, op.queue) if fifo else None
+                survey.key_of.setdefault(response.message_id, group or f"message {response.message_id}")
+            elif isinstance(response, Unknown):
+                survey.lost_sends.add(op.queue)
+        elif isinstance(response, ReceiveOk):
+            for m in response.messages:
+                if m.receipt_handle is not None and m.message_id is not None:
+                    survey.message_of[m.receipt_handle] = m.message_id
+        elif isinstance(op, ReceiveMessage):
+            if isinstance(response, Unknown):
+                survey.lost_receives.setdefault(op.queue, o.invoke_wall)
+        elif isinstance(op, (CreateQueue, SetQueueAttributes)) and op.attributes.get("RedrivePolicy"):
+            survey.redriven.add(op.queue)
+    return survey
 
 
 def _bound_together(history: History, key: Callable[[str | None, str], str],
@@ -253,14 +267,10 @@ class _Overlapping:
         return [root for _, _, root in self._open] + [root for root, _ in starting]
 
 
-def _blind_from(history: History, message_of: dict[str, str]) -> dict[str, float]:
-    """Per queue, where the checker goes blind: a receive whose answer was lost, where some operation names a
-    handle no answer gave (the lost answer's, as like as not: its message may have been deleted or changed by
-    it, unseen). Everything on that queue from that receive on is judged nowhere."""
-    lost: dict[str, float] = {}
-    for o in history.ops:
-        if isinstance(o.op, ReceiveMessage) and isinstance(o.response, Unknown):
-            lost.setdefault(o.op.queue, o.invoke_wall)
+def _blind_from(history: History, message_of: dict[str, str], lost: dict[str, float]) -> dict[str, float]:
+    """Per queue, where the checker goes blind: a receive whose answer was lost (`lost`: the first, per queue),
+    where some operation names a handle no answer gave (the lost answer's, as like as not: its message may have
+    been deleted or changed by it, unseen). Everything on that queue from that receive on is judged nowhere."""
     if not lost:
         return lost
     blind = {o.op.queue for o in history.ops if getattr(o.op, "queue", None) in lost
