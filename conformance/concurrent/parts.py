@@ -29,6 +29,7 @@ import bisect
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.translate import handles_named
@@ -98,7 +99,7 @@ def decompose(history: History) -> Decomposed:
 
     redriven = survey.redriven
     blind_from = _blind_from(history, message_of, survey.lost_receives)
-    keys = _bound_together(history, key, message_of)
+    keys = _bound_together(survey.bound, key, message_of)
     parts: dict[str, Part] = {QUEUE_OWN: Part(QUEUE_OWN)}
     spans: dict[str, list[float]] = {}  # per part: when its first operation was sent, when its last settled
     # each operation and its part's root (None: every part; a set: every other part, for a redrive's move)
@@ -169,6 +170,15 @@ def decompose(history: History) -> Decomposed:
 _MAY_HAVE_MOVED = "not this part's: it may have moved this part's message to the dead-letter queue"
 
 
+class _Named(NamedTuple):
+    """A message of a binding, as the history names it: by its id, by a receipt handle, or by its part's key."""
+
+    queue: str
+    message_id: str | None = None
+    handle: str | None = None
+    key: str | None = None
+
+
 @dataclass
 class _Survey:
     """What one pass over a history finds before anything is routed."""
@@ -178,6 +188,9 @@ class _Survey:
     lost_sends: set[str] = field(default_factory=set)  # queues with a send whose answer never came
     redriven: set[str] = field(default_factory=set)  # queues given a redrive policy anywhere in the history
     lost_receives: dict[str, float] = field(default_factory=dict)  # per queue: its first receive with no answer, sent
+    # what names the messages the semantics bind together (`_bound_together`), per binding; resolved to part keys
+    # once every id is known
+    bound: dict[tuple[str, str], list[_Named]] = field(default_factory=dict)
 
 
 def _surveyed(history: History, fifo: bool) -> _Survey:
@@ -188,24 +201,34 @@ def _surveyed(history: History, fifo: bool) -> _Survey:
             if isinstance(response, SendOk) and response.message_id is not None:
                 group = _group_key(op.group_id, op.queue) if fifo else None
                 survey.key_of.setdefault(response.message_id, group or f"message {response.message_id}")
+                if op.group_id is not None:
+                    survey.bound.setdefault((f"sent to {op.queue}", response.message_id), []).append(
+                        _Named(op.queue, key=_group_key(op.group_id, op.queue)))
             elif isinstance(response, Unknown):
                 survey.lost_sends.add(op.queue)
         elif isinstance(response, ReceiveOk):
             for m in response.messages:
                 if m.receipt_handle is not None and m.message_id is not None:
                     survey.message_of[m.receipt_handle] = m.message_id
+            if isinstance(op, ReceiveMessage) and op.attempt_id:
+                survey.bound.setdefault((op.queue, op.attempt_id), []).extend(
+                    _Named(op.queue, message_id=m.message_id) for m in response.messages)
         elif isinstance(op, ReceiveMessage):
             if isinstance(response, Unknown):
                 survey.lost_receives.setdefault(op.queue, o.invoke_wall)
-        elif isinstance(op, (CreateQueue, SetQueueAttributes)) and op.attributes.get("RedrivePolicy"):
-            survey.redriven.add(op.queue)
+        elif isinstance(op, (CreateQueue, SetQueueAttributes)):
+            if op.attributes.get("RedrivePolicy"):
+                survey.redriven.add(op.queue)
+        elif isinstance(op, (ChangeMessageVisibilityBatch, DeleteMessageBatch)):
+            survey.bound.setdefault(("batch", str(o.index)), []).extend(
+                _Named(op.queue, handle=h) for h in handles_named(op))
     return survey
 
 
-def _bound_together(history: History, key: Callable[[str | None, str], str],
+def _bound_together(bound: dict[tuple[str, str], list[_Named]], key: Callable[[str | None, str], str],
                     message_of: dict[str, str]) -> _Keys:
     """The part keys merged where the semantics bind messages of several parts, before anything is routed (so
-    that a receive is cut once, by the parts as they end up):
+    that a receive is cut once, by the parts as they end up), from what the survey found names them (`bound`):
     - a batch's entries: one answer judges them together;
     - the messages of every answer to one ReceiveRequestAttemptId (FIFO-ATTEMPT-ID): a retry repeats all of them
       unless one changed since, whatever its group, so a part that held only some could not see the change (to a
@@ -213,21 +236,11 @@ def _bound_together(history: History, key: Callable[[str | None, str], str],
     - the FIFO groups of every send answered with one message id (one deduplication id sent to two groups): the
       message is in the group of whichever send took effect first, and holds that group's later messages back."""
     keys = _Keys()
-    bound: dict[tuple[str, str], list[str]] = {}  # keys to merge: per (queue, attempt id), and per batch
-    for o in history.ops:
-        queue = getattr(o.op, "queue", "")
-        if isinstance(o.op, ReceiveMessage) and o.op.attempt_id and isinstance(o.response, ReceiveOk):
-            bound.setdefault((queue, o.op.attempt_id), []).extend(
-                key(m.message_id, queue) for m in o.response.messages)
-        elif isinstance(o.op, (ChangeMessageVisibilityBatch, DeleteMessageBatch)):
-            bound.setdefault(("batch", str(o.index)), []).extend(
-                key(message_of[h], queue) for h in handles_named(o.op) if h in message_of)
-        elif isinstance(o.op, SendMessage) and o.op.group_id is not None and isinstance(o.response, SendOk) \
-                and o.response.message_id is not None:
-            bound.setdefault((f"sent to {queue}", o.response.message_id), []).append(_group_key(o.op.group_id, queue))
     for named in bound.values():
-        if named:
-            keys.merge(named)
+        found = [n.key if n.key is not None else key(message_of[n.handle], n.queue) if n.handle is not None
+                 else key(n.message_id, n.queue) for n in named if n.handle is None or n.handle in message_of]
+        if found:
+            keys.merge(found)
     return keys
 
 

@@ -469,6 +469,31 @@ def test_parts_are_per_message_on_standard_and_per_group_on_fifo():
     assert sorted(len(o.response.messages) for o in cut) == [1, 1]
 
 
+def test_parts_the_semantics_bind_are_one():
+    """Messages of several parts are judged together where one answer binds them: a batch's entries, the messages
+    of every answer to one ReceiveRequestAttemptId (whatever their groups), the groups of two sends answered with
+    one message id. Parts nothing binds stay apart."""
+    def keys(story: Story) -> list[str]:
+        return sorted(p.key for p in decompose(story.done()).parts if p.key != "the queue itself")
+
+    def sent(profile: str, groups: str = "abc") -> Story:
+        story = Story(profile)
+        for number, group in enumerate(groups, 1):
+            story.send(0, f"m{number}", 0, number, number + 0.1, group=group)
+        return story.received(0, [("m1", "h1", 1), ("m2", "h2", 1)], 0, 5, 5.1, max_messages=2)
+
+    assert len(keys(sent("sqs-standard"))) == 3
+    batch = DeleteMessageBatch("q", (DeleteEntry("e1", "h1"), DeleteEntry("e2", "h2")))
+    assert len(keys(sent("sqs-standard").do(0, batch, BatchOk(("e1", "e2")), 0, 6, 6.1))) == 2
+    assert len(keys(sent("sqs-fifo"))) == 3
+    # the answers to attempt r1: m2 (group b), then m3 (group c): b and c are one part, a another
+    retried = sent("sqs-fifo").received(1, [("m2", "h3", 2)], 0, 5.5, 6.2, attempt_id="r1", max_messages=2)
+    assert len(keys(retried.received(0, [("m3", "h4", 1)], 0, 7, 7.1, attempt_id="r1"))) == 2
+    # m1 sent to groups a and b (one deduplication id): a and b are one part, c another
+    twice = Story("sqs-fifo").send(0, "m1", 0, 1, 1.1, group="a").send(1, "m1", 0, 1, 1.1, group="b")
+    assert len(keys(twice.send(0, "m2", 0, 2, 2.1, group="b").send(0, "m3", 0, 3, 3.1, group="c"))) == 2
+
+
 def test_every_single_answer_lost_in_a_conforming_history_stays_conforming(model_history):
     history = model_history
     assert check_history(history).conforms
