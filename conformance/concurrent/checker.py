@@ -206,6 +206,7 @@ def _unanswered(o: HistoryOp) -> bool:
 
 
 _LONG_POLL = frozenset((RCV_LONG_POLL,))
+_NOT_PLACED = frozenset((StepVerdict.BEHIND, StepVerdict.UNORDERED))  # in no order found: no sweep judges it
 R = TypeVar("R")  # a record a sweep meets (`_Sweep`)
 
 
@@ -238,7 +239,7 @@ def _empty_long_polls(steps: list[StepJudgement], polls: list[StepJudgement],
         o = step.op
         assert isinstance(o.op, ReceiveMessage) and isinstance(o.response, ReceiveOk)
         if o.response.messages or not isinstance(o.op.wait_time_seconds, int) or o.op.wait_time_seconds <= 0 \
-                or (fifo and o.op.attempt_id) or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
+                or (fifo and o.op.attempt_id) or step.verdict in _NOT_PLACED:
             continue
         records = sweep.of(o.op.queue)
         if records is None:
@@ -334,7 +335,7 @@ def _exclusive_receives(polls: list[StepJudgement], held: list[Held], tolerance:
         o = step.op
         assert isinstance(o.op, ReceiveMessage)
         records = sweep.of(o.op.queue)
-        if records is None or step.verdict in (StepVerdict.BEHIND, StepVerdict.UNORDERED):
+        if records is None or step.verdict in _NOT_PLACED:
             continue
         # let go before this one, or its deadline passed before this one was sent (then before every later one's:
         # the target's clock only moves forward in invoke order)
