@@ -77,8 +77,8 @@ def _plain(rules: tuple[str, ...], decisive: tuple[str, ...]) -> Judged:
 
 class Held(NamedTuple):
     """A receipt a receive gave one client: from its answer to the next operation on the message, while the model
-    had the message surely in flight until `deadline` (model time). A tuple: a history holds one a receive, and
-    each is made twice (held, then let go) and sent between processes."""
+    had the message surely in flight until `deadline` (model time). A tuple: a history holds one per message a
+    receive returned, each made twice (held, then let go) and sent between processes."""
 
     queue: str
     client: int

@@ -200,13 +200,14 @@ def _begun(ops: list[HistoryOp], start: Model, sent: list[float], settles: list[
     first = ops[0] if ops else None
     if first is None or not isinstance(first.op, WHOLE_QUEUE) or Done().next_candidates(sent, settles) != [0]:
         return Path(start.fork()), Done(), [], []
-    if _first_step is None or _first_step[0] is not start or _first_step[1] is not first:
+    known = _first_step  # read once: checks of several threads may each set it
+    if known is None or known[0] is not start or known[1] is not first:
         path = Path(start.fork())
         verdict, named = path.step(first, after_every_earlier=True)
         if not fits(verdict) or verdict.outcome.notes:
             return Path(start.fork()), Done(), [], []  # judged again by the walk, which says what went wrong
-        _first_step = (start, first, path, named)
-    return _first_step[2].fork(), Done(1), [0], [_first_step[3]]
+        known = _first_step = (start, first, path, named)
+    return known[2].fork(), Done(1), [0], [known[3]]
 
 
 ORDERS_BUDGET = 2_000  # judged steps to find every order of a part's first operations (`every_order`)
