@@ -833,13 +833,26 @@ def entry() -> None:
         main.main(standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):
         errors.print("sqs-conformance: interrupted (the queues it created were deleted; the trace so far is kept)")
-        sys.exit(130)
+        _exit_at_once(130)
+    except SystemExit as exit_:
+        if interrupt.requested():  # a stopped run, which said what it kept (`_stopped`)
+            _exit_at_once(exit_.code if isinstance(exit_.code, int) else 130)
+        raise
     except click.UsageError as error:
         errors.print(f"sqs-conformance: error: {error.format_message()}", markup=False)
         sys.exit(2)
     except click.ClickException as error:
         error.show()
         sys.exit(2)
+
+
+def _exit_at_once(code: int) -> NoReturn:
+    """Exit a stopped command without tearing its heap down object by object (4 s after a check of a million
+    operations): every file it wrote was closed on the way out, each in its own `finally`, and the servers it
+    started stopped; only the console's streams are left to flush."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
