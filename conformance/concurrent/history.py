@@ -12,6 +12,7 @@ import functools
 import math
 from dataclasses import dataclass, field, replace
 
+from sqs_conformance.model.outcomes import copied
 from sqs_conformance.model.values import Operation, Response, Unknown
 
 
@@ -32,6 +33,13 @@ class HistoryOp:
         """The real instant by which it has surely taken effect: an unanswered request may still take effect
         after the suite gave up on it, so never."""
         return math.inf if isinstance(self.response, Unknown) else self.complete_wall
+
+    def answered(self, response: Response) -> HistoryOp:
+        """The same operation with another answer (cut to a part's messages, or held as lost), `settles_by` worked
+        out afresh for it (`copied` would carry the original's over)."""
+        other = copied(self, response=response)
+        other.__dict__.pop("settles_by", None)
+        return other
 
     def precedes(self, other: HistoryOp) -> bool:
         """It surely took effect before `other` was sent."""

@@ -33,7 +33,6 @@ from typing import NamedTuple
 
 from sqs_conformance.conformance.concurrent.history import History, HistoryOp
 from sqs_conformance.conformance.translate import handles_named
-from sqs_conformance.model.outcomes import copied
 from sqs_conformance.model.values import (
     ChangeMessageVisibilityBatch, CreateQueue, DeleteMessageBatch, Error, GetQueueAttributes, PeekMessage, PurgeQueue,
     ReceiveMessage, ReceiveOk, SendMessage, SendOk, SetQueueAttributes, Unknown,
@@ -158,7 +157,7 @@ def decompose(history: History) -> Decomposed:
         elif isinstance(rooted_at, frozenset):  # the parts of the messages it returned
             for other in _touched(o, parts, overlapping):
                 if other not in rooted_at:
-                    parts[other].ops.append(copied(o, response=Unknown(_MAY_HAVE_MOVED)))
+                    parts[other].ops.append(o.answered(Unknown(_MAY_HAVE_MOVED)))
         else:
             parts[rooted_at].ops.append(o)
     return Decomposed(list(parts.values()), unjudged, apart | lost_sends)
@@ -294,5 +293,5 @@ def _blind_from(history: History, message_of: dict[str, str], lost: dict[str, fl
 def _cut(o: HistoryOp, part_key: str, part_of_each: list[str]) -> HistoryOp:
     """A receive's answer cut to the messages of one part (`part_of_each`: each message's, in the answer's order)."""
     assert isinstance(o.response, ReceiveOk)
-    return copied(o, response=ReceiveOk(tuple(m for m, part in zip(o.response.messages, part_of_each, strict=True)
+    return o.answered(ReceiveOk(tuple(m for m, part in zip(o.response.messages, part_of_each, strict=True)
                                               if part == part_key)))

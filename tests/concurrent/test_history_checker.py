@@ -469,6 +469,16 @@ def test_parts_are_per_message_on_standard_and_per_group_on_fifo():
     assert sorted(len(o.response.messages) for o in cut) == [1, 1]
 
 
+def test_an_operation_given_another_answer_settles_as_that_answer_says():
+    """A part holds a receive of a queue with a redrive policy as lost (it may have moved that part's message) and
+    cuts another's answer to its messages: each copy settles as its own answer says, whenever the original's was
+    read."""
+    o = Story().received(0, [("m1", "h1", 1)], 0, 1.0, 1.2).done().ops[-1]
+    assert o.settles_by == 1.2
+    assert o.answered(Unknown("it may have moved")).settles_by == float("inf")
+    assert o.answered(ReceiveOk(())).settles_by == 1.2
+
+
 def test_parts_the_semantics_bind_are_one():
     """Messages of several parts are judged together where one answer binds them: a batch's entries, the messages
     of every answer to one ReceiveRequestAttemptId (whatever their groups), the groups of two sends answered with
