@@ -126,7 +126,7 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
 
 
 def live_states(messages: list[Message], queue: str, now: float
-                 ) -> tuple[list[tuple[Message, list[MessageState]]], int, int]:
+                ) -> tuple[list[tuple[Message, list[MessageState]]], int, int]:
     """Each message's states live in the queue, and how many messages are surely and possibly in flight."""
     live = []
     surely_in_flight = possibly_in_flight = 0

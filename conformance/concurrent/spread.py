@@ -41,14 +41,11 @@ U = TypeVar("U")
 
 
 @contextmanager
-def searching(parts: list[Part], base: Model, budget: int, workers: int | None = None
-              ) -> Iterator[Iterator[Searched]]:
+def searching(parts: list[Part], base: Model, budget: int, workers: int) -> Iterator[Iterator[Searched]]:
     """Each part's search, in the parts' order, each as soon as it and those before it are searched; by `workers`
-    processes (None: as many as pay and are safe here). They start at once, so that the block may do its own work
-    while they search (the first part, the queue's own, is the largest: its answer is long in coming); leaving the
-    block (at the end, a stop, an error) ends them."""
-    if workers is None:
-        workers = workers_for(sum(len(p.ops) for p in parts))
+    processes (`workers_for`: as many as pay and are safe here). They start at once, so that the block may do its
+    own work while they search (the first part, the queue's own, is the largest: its answer is long in coming);
+    leaving the block (at the end, a stop, an error) ends them."""
     if workers < 2:
         yield (search(p.ops, base, budget) for p in parts)
         return
