@@ -818,6 +818,7 @@ def entry() -> None:
     import signal
 
     from sqs_conformance.adapters import interrupt
+    from sqs_conformance.conformance.concurrent.forked import WorkerLost
 
     def on_signal(*_) -> None:
         if interrupt.requested():
@@ -844,6 +845,9 @@ def entry() -> None:
     except click.ClickException as error:
         error.show()
         sys.exit(2)
+    except WorkerLost as error:  # a checking process killed under it (out of memory?) or failed
+        errors.print(f"sqs-conformance: error: {error}", markup=False)
+        sys.exit(1)
 
 
 def _exit_at_once(code: int) -> NoReturn:

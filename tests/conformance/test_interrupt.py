@@ -265,6 +265,36 @@ def test_ctrl_c_stops_a_check_spread_over_processes_and_leaves_none_behind(tmp_p
             time.sleep(0.05)
 
 
+def test_a_check_whose_searching_process_is_killed_ends_with_one_line_and_leaves_none_behind(tmp_path):
+    """One of the processes searching a stored history's parts killed as the out-of-memory killer would: the check
+    says so in one line and exits 1 (a pool of multiprocessing's waited for its answer for ever), every other
+    process of it gone."""
+    from benchmarks.interrupt import has_children, stored_history
+    from sqs_conformance.conformance.concurrent.spread import SPREAD_FROM
+
+    history = stored_history(tmp_path / "history.jsonl", size=int(SPREAD_FROM * 1.5))
+    process = subprocess.Popen([*SQS_CONFORMANCE, "check", str(history)], cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    ends = time.monotonic() + 120
+    while not has_children(process):  # its processes are searching
+        assert process.poll() is None and time.monotonic() < ends, process.communicate()
+        time.sleep(0.02)
+    searching = [int(pid) for task in Path(f"/proc/{process.pid}/task").iterdir()
+                 for pid in (task / "children").read_text().split()]
+    os.kill(searching[0], signal.SIGKILL)
+    try:
+        _, stderr = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise AssertionError("the check did not end within 120 s of losing a process") from None
+    assert process.returncode == 1, stderr
+    assert "Traceback" not in stderr
+    (line,) = [line for line in stderr.splitlines() if line.strip()]
+    assert line.startswith("sqs-conformance: error: a checking process was killed"), line
+    assert not group_alive(process.pid), "a process of the check outlived it"
+
+
 def group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)

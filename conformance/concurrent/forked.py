@@ -1,0 +1,129 @@
+"""Work shared out to forked processes, its results handed back in order, and an end nothing can hold up.
+
+Not `multiprocessing.Pool`, for its two ways of waiting for ever: its end (`terminate`) kills workers that may hold
+the lock of the queue its own threads write to next (CPython issue 96995, open), and a worker that dies (the
+out-of-memory killer) leaves its task unanswered while the pool starts another (bpo-22393). Here each worker writes
+to a pipe of its own, which only a thread of this process reads; the one lock the workers share (which chunk comes
+next) this process never takes; a worker that ends without its results is an error (`WorkerLost`) as soon as its
+pipe closes; and the end is a SIGKILL each and a join, which no lock can hold up.
+
+Ctrl-C reaches the whole process group: the workers are born with it held back and then ignore it, leaving the stop
+to this process, which ends them all.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import signal
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from multiprocessing.connection import Connection, wait
+from typing import Any, TypeVar
+
+R = TypeVar("R")
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+
+
+class WorkerLost(RuntimeError):
+    """A forked worker ended without handing back all its results (killed, most likely by the out-of-memory
+    killer), or raised."""
+
+
+class _Done:
+    """What a worker sends last, once it has sent every result it took on."""
+
+
+class _Raised:
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+
+@contextmanager
+def in_order(work: Callable[[int], R], count: int, workers: int, chunk: int = 1) -> Iterator[Iterator[R]]:
+    """`work(0)`, ..., `work(count - 1)`, in that order, each as soon as it and those before it are done, by
+    `workers` forked processes taking `chunk` indices at a time. They start at once (the block may do its own
+    work meanwhile) and inherit what this process holds, so `work` is never pickled, only its results. Leaving the
+    block (at the end, a stop, an error) ends them."""
+    context = multiprocessing.get_context("fork")
+    next_chunk = context.Value("q", 0)
+    arrived: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
+    processes, pipes, reading = [], [], None
+    # Born with Ctrl-C held back, until each worker ignores it and this process has them to end
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        for _ in range(max(1, min(workers, -(-count // chunk)))):
+            reader, writer = context.Pipe(duplex=False)
+            pipes.append(reader)
+            process = context.Process(target=_serve, args=(work, count, chunk, next_chunk, writer), daemon=True)
+            process.start()
+            processes.append(process)
+            writer.close()  # the worker's end: once it exits, its pipe reads as closed (later workers never get it)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+        reading = threading.Thread(target=_read, args=(pipes, arrived), name="forked-results", daemon=True)
+        reading.start()
+        yield _in_order(arrived, count)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+        for process in processes:
+            process.kill()
+        for process in processes:
+            process.join()
+        if reading is not None:
+            reading.join()  # every pipe now reads as closed
+        for reader in pipes:
+            reader.close()
+
+
+def _serve(work: Callable[[int], Any], count: int, chunk: int, next_chunk: Any, pipe: Connection) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+    try:
+        while True:
+            with next_chunk.get_lock():
+                start = next_chunk.value * chunk
+                next_chunk.value += 1
+            if start >= count:
+                break
+            for index in range(start, min(start + chunk, count)):
+                pipe.send((index, work(index)))
+        pipe.send((-1, _Done()))
+    except BaseException:  # noqa: BLE001 - handed to the parent, which raises it as its own
+        pipe.send((-1, _Raised(traceback.format_exc())))
+
+
+def _read(pipes: list[Connection], arrived: queue.SimpleQueue[tuple[int, Any]]) -> None:
+    """Each worker's results as they come, until every pipe is closed; a pipe closed before its worker said it
+    was done, as a `_Raised`."""
+    open_pipes = list(pipes)
+    done: set[Connection] = set()
+    while open_pipes:
+        for pipe in wait(open_pipes):
+            assert isinstance(pipe, Connection)
+            try:
+                index, result = pipe.recv()
+            except (EOFError, OSError):
+                open_pipes.remove(pipe)
+                if pipe not in done:
+                    arrived.put((-1, _Raised("")))
+                continue
+            if isinstance(result, _Done):
+                done.add(pipe)
+            else:
+                arrived.put((index, result))
+
+
+def _in_order(arrived: queue.SimpleQueue[tuple[int, Any]], count: int) -> Iterator[Any]:
+    early: dict[int, Any] = {}
+    for wanted in range(count):
+        while wanted not in early:
+            index, result = arrived.get()
+            if isinstance(result, _Raised):
+                raise WorkerLost(
+                    f"a checking process failed:\n{result.error}" if result.error else
+                    "a checking process was killed before it handed back its results (out of memory?)")
+            early[index] = result
+        yield early.pop(wanted)
