@@ -88,8 +88,8 @@ def _serve(work: Callable[[int], Any], count: int, chunk: int, next_chunk: Any, 
                 next_chunk.value += 1
             if start >= count:
                 break
-            for index in range(start, min(start + chunk, count)):
-                pipe.send((index, work(index)))
+            # A chunk's results in one message, as one pickle: what they share is sent once
+            pipe.send((start, [work(index) for index in range(start, min(start + chunk, count))]))
         pipe.send((-1, _Done()))
     except BaseException:  # noqa: BLE001 - handed to the parent, which raises it as its own
         pipe.send((-1, _Raised(traceback.format_exc())))
@@ -104,7 +104,7 @@ def _read(pipes: list[Connection], arrived: queue.SimpleQueue[tuple[int, Any]]) 
         for pipe in wait(open_pipes):
             assert isinstance(pipe, Connection)
             try:
-                index, result = pipe.recv()
+                start, result = pipe.recv()
             except (EOFError, OSError):
                 open_pipes.remove(pipe)
                 if pipe not in done:
@@ -112,8 +112,11 @@ def _read(pipes: list[Connection], arrived: queue.SimpleQueue[tuple[int, Any]]) 
                 continue
             if isinstance(result, _Done):
                 done.add(pipe)
+            elif isinstance(result, _Raised):
+                arrived.put((-1, result))
             else:
-                arrived.put((index, result))
+                for offset, one in enumerate(result):
+                    arrived.put((start + offset, one))
 
 
 def _in_order(arrived: queue.SimpleQueue[tuple[int, Any]], count: int) -> Iterator[Any]:
