@@ -3,8 +3,8 @@
 Stop: `run --target moto-server --jobs 8` (a real clock), in a process group of its own, is sent SIGINT to the
 group once its trace has a few hundred steps; the figure is the wall time from the signal to the exit (the guide's
 goal: within 2 s). The same for `run --target moto-server --clients 8` (eight consumers on one queue, a real clock),
-and for `check` of a stored concurrent history of 100,000 operations, signalled once its parts are being searched
-by a pool of processes (the process has children), and for `run --target moto-server:faketime --witnesses-only`
+and for `check` of a stored concurrent history of 100,000 operations (`--check-size`), signalled once its parts are
+being searched by its processes (the process has children), and for `run --target moto-server:faketime --witnesses-only`
 (a moved clock), signalled once its witnesses play while its other servers are still opening. The baseline, in
 the same session: a bare `sqs-conformance --version`, the cost of starting and ending the interpreter with the
 suite imported, which no stop can avoid.
@@ -12,7 +12,7 @@ suite imported, which no stop can avoid.
 Budget: `run --target moto-server --jobs 8 --budget B`; the figure is the wall time past B (the goal: no more than
 the longest single request's timeout, 25 s), beside the time the server takes to start.
 
-    python3 -m benchmarks.interrupt [--trials 3] [--budget 30]
+    python3 -m benchmarks.interrupt [--trials 3] [--budget 30] [--check-size 100000]
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from sqs_conformance.conformance.concurrent.spread import SPREAD_FROM
 from tests.cli import SQS_CONFORMANCE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,9 +102,14 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3, help="stops measured (default 3)")
     parser.add_argument("--budget", type=float, default=30.0, help="the budget of the budget run (default 30 s)")
     parser.add_argument("--steps", type=int, default=300, help="steps in the trace before the signal (default 300)")
+    parser.add_argument("--check-size", type=int, default=CHECK_SIZE,
+                        help=f"operations in the history whose check is stopped (default {CHECK_SIZE:,}; from "
+                             f"{SPREAD_FROM:,} on, searched by several processes)")
     args = parser.parse_args()
     if args.trials < 1 or args.budget <= 0 or args.steps < 1:
         parser.error("--trials and --steps take a whole number of at least 1, --budget a positive number")
+    if args.check_size < SPREAD_FROM:
+        parser.error(f"--check-size must be at least {SPREAD_FROM:,}: a smaller check has no processes to end")
     with tempfile.TemporaryDirectory() as tmp:
         startup = min(seconds_of([*SQS_CONFORMANCE, "--version"]) for _ in range(3))
         out = Path(tmp)
@@ -116,7 +122,7 @@ def main() -> None:
             return [*CLIENTS, "--out", str(out / f"clients{trial}")], has_steps(
                 out / f"clients{trial}" / "trace.jsonl", args.steps)
 
-        history = stored_history(out / "history.jsonl")
+        history = stored_history(out / "history.jsonl", args.check_size)
 
         def check(trial: int) -> tuple[list[str], UnderWay]:
             return [*SQS_CONFORMANCE, "check", str(history)], has_children
@@ -127,7 +133,7 @@ def main() -> None:
             return [*MOVED, "--out", str(out / f"moved{trial}")], has_steps(out / f"moved{trial}" / "trace.jsonl",
                                                                             MOVED_STEPS)
 
-        stops(f"stop of a check of {CHECK_SIZE:,} operations", args.trials, check, startup)
+        stops(f"stop of a check of {args.check_size:,} operations", args.trials, check, startup)
         stops("stop of a moved-clock run while its servers open", args.trials, moved, startup)
         wall = seconds_of([*RUN, "--budget", f"{args.budget:g}", "--out", str(Path(tmp) / "budget")])
         print(f"budget {args.budget:g} s: the run took {wall:.1f} s, {wall - args.budget:+.1f} s past it, the server's "
