@@ -7,8 +7,9 @@ to a pipe of its own, which only a thread of this process reads; the one lock th
 next) this process never takes; a worker that ends without its results is an error (`WorkerLost`) as soon as its
 pipe closes; and the end is a SIGKILL each and a join, which no lock can hold up.
 
-Ctrl-C reaches the whole process group: the workers are born with it held back and then ignore it, leaving the stop
-to this process, which ends them all.
+Ctrl-C (and a SIGTERM to the group) reaches every process: the workers are born with both held back and then ignore
+them, leaving the stop to this process, which ends them all; were they to die of it, this process could take that
+for a lost worker before its own stop.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ def in_order(work: Callable[[int], R], count: int, workers: int, chunk: int = 1)
 
 
 def _serve(work: Callable[[int], Any], count: int, chunk: int, next_chunk: Any, pipe: Connection) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for stop in _STOPS:
+        signal.signal(stop, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
     try:
         while True:

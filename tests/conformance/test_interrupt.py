@@ -242,10 +242,12 @@ def test_a_signal_stops_a_run_of_eight_clients_on_one_queue_with_requests_held_u
     assert queues_left(moto_server) == []
 
 
-def test_ctrl_c_stops_a_check_spread_over_processes_and_leaves_none_behind(tmp_path):
-    """A stored concurrent history large enough to be searched by a pool of processes: Ctrl-C (to the group, as a
-    shell sends it) while the pool works ends the check and every process of it, each of several times (a worker
-    that died of the signal once got replaced by a copy that never started, and the check never exited)."""
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_stops_a_check_spread_over_processes_and_leaves_none_behind(tmp_path, signum):
+    """A stored concurrent history large enough to be searched by several processes: Ctrl-C or SIGTERM (to the
+    group, as a shell sends Ctrl-C) while they work ends the check as stopped, with every process of it, each of
+    several times (a worker of a Pool that died of the signal once got replaced by a copy that never started, and
+    the check never exited; a worker that dies of it is taken for a lost one)."""
     from benchmarks.interrupt import has_children, stored_history
     from sqs_conformance.conformance.concurrent.spread import SPREAD_FROM
 
@@ -257,7 +259,7 @@ def test_ctrl_c_stops_a_check_spread_over_processes_and_leaves_none_behind(tmp_p
         while not has_children(process):  # its pool is searching
             assert process.poll() is None and time.monotonic() < ends, process.communicate()
             time.sleep(0.02)
-        seconds, code, stderr = stopped(process, [(signal.SIGINT, True)])
+        seconds, code, stderr = stopped(process, [(signum, True)])
         assert code == 130 and seconds < STOPS_WITHIN and "Traceback" not in stderr, stderr
         ends = time.monotonic() + STOPS_WITHIN
         while group_alive(process.pid):
