@@ -14,7 +14,9 @@ for a lost worker before its own stop.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
 import queue
 import signal
 import threading
@@ -26,6 +28,7 @@ from typing import Any, TypeVar
 
 R = TypeVar("R")
 _STOPS = {signal.SIGINT, signal.SIGTERM}
+_PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 class WorkerLost(RuntimeError):
@@ -58,7 +61,8 @@ def in_order(work: Callable[[int], R], count: int, workers: int, chunk: int = 1)
         for _ in range(max(1, min(workers, -(-count // chunk)))):
             reader, writer = context.Pipe(duplex=False)
             pipes.append(reader)
-            process = context.Process(target=_serve, args=(work, count, chunk, next_chunk, writer), daemon=True)
+            process = context.Process(target=_serve, args=(work, count, chunk, next_chunk, writer, os.getpid()),
+                                      daemon=True)
             process.start()
             processes.append(process)
             writer.close()  # the worker's end: once it exits, its pipe reads as closed (later workers never get it)
@@ -78,7 +82,9 @@ def in_order(work: Callable[[int], R], count: int, workers: int, chunk: int = 1)
             reader.close()
 
 
-def _serve(work: Callable[[int], Any], count: int, chunk: int, next_chunk: Any, pipe: Connection) -> None:
+def _serve(work: Callable[[int], Any], count: int, chunk: int, next_chunk: Any, pipe: Connection,
+           parent: int) -> None:
+    _die_with(parent)
     for stop in _STOPS:
         signal.signal(stop, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
@@ -94,6 +100,17 @@ def _serve(work: Callable[[int], Any], count: int, chunk: int, next_chunk: Any, 
         pipe.send((-1, _Done()))
     except BaseException:  # noqa: BLE001 - handed to the parent, which raises it as its own
         pipe.send((-1, _Raised(traceback.format_exc())))
+
+
+def _die_with(parent: int) -> None:
+    """Where the kernel offers it (Linux), this worker is killed as soon as the process that forked it dies (a
+    SIGKILL, the out-of-memory killer), which cannot end it otherwise: it would search on for nothing."""
+    try:
+        set_death_signal = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    if set_death_signal(_PR_SET_PDEATHSIG, signal.SIGKILL) == 0 and os.getppid() != parent:
+        os._exit(1)  # it died before this worker asked
 
 
 def _read(pipes: list[Connection], arrived: queue.SimpleQueue[tuple[int, Any]]) -> None:

@@ -8,9 +8,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +122,39 @@ def test_leaving_early_ends_workers_that_are_still_working_or_writing_what_nobod
     assert _ended(block) == b"first"
     assert not multiprocessing.active_children()
     assert "forked-results" not in {t.name for t in threading.enumerate()}  # its reader ended with the block
+
+
+_PARENT = """
+import multiprocessing, sys, time
+from sqs_conformance.conformance.concurrent.forked import in_order
+with in_order(lambda index: time.sleep(600), 4, 2) as results:
+    print(*(p.pid for p in multiprocessing.active_children()), flush=True)
+    next(results)
+"""
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a container's first process may never reap the orphans it inherits)."""
+    try:
+        return " Z " not in Path(f"/proc/{pid}/stat").read_text().split(")", 1)[1][:4]
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="the death signal is Linux's (prctl)")
+def test_a_parent_killed_outright_takes_its_workers_with_it():
+    """SIGKILL (or the out-of-memory killer) gives the parent no chance to end its workers: the kernel does, at
+    once, where they would otherwise work on for ten minutes for nothing."""
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT], stdout=subprocess.PIPE, text=True)
+    workers = [int(pid) for pid in parent.stdout.readline().split()]
+    assert len(workers) == 2 and all(map(_running, workers))
+    parent.kill()
+    parent.wait()
+    ends = time.monotonic() + ENDS_WITHIN
+    try:
+        while any(map(_running, workers)):
+            assert time.monotonic() < ends, "a worker outlived its parent"
+            time.sleep(0.05)
+    finally:
+        for pid in filter(_running, workers):  # only where the test failed
+            os.kill(pid, signal.SIGKILL)
