@@ -67,13 +67,19 @@ def stopped(process: subprocess.Popen, signals: list[tuple[int, bool]]) -> tuple
             time.sleep(0.1)
         if process.poll() is None:
             (os.killpg if to_group else os.kill)(process.pid, signum)
+    stderr = exited(process, "the run did not stop within 120 s of the signal")
+    return time.monotonic() - sent, process.returncode, stderr
+
+
+def exited(process: subprocess.Popen, otherwise: str) -> str:
+    """Its stderr once it has exited; if it has not within 120 s, its group killed and `otherwise` raised."""
     try:
         _, stderr = process.communicate(timeout=120)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
-        raise AssertionError("the run did not stop within 120 s of the signal") from None
-    return time.monotonic() - sent, process.returncode, stderr
+        raise AssertionError(otherwise) from None
+    return stderr
 
 
 def assert_valid_trace(trace: Path) -> int:
@@ -248,17 +254,12 @@ def test_ctrl_c_stops_a_check_spread_over_processes_and_leaves_none_behind(tmp_p
     group, as a shell sends Ctrl-C) while they work ends the check as stopped, with every process of it, each of
     several times (a worker of a Pool that died of the signal once got replaced by a copy that never started, and
     the check never exited; a worker that dies of it is taken for a lost one)."""
-    from benchmarks.interrupt import has_children, stored_history
+    from benchmarks.interrupt import stored_history
     from sqs_conformance.conformance.concurrent.spread import SPREAD_FROM
 
     history = stored_history(tmp_path / "history.jsonl", size=int(SPREAD_FROM * 1.5))
     for _ in range(3):
-        process = subprocess.Popen([*SQS_CONFORMANCE, "check", str(history)], cwd=tmp_path, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
-        ends = time.monotonic() + 120
-        while not has_children(process):  # its pool is searching
-            assert process.poll() is None and time.monotonic() < ends, process.communicate()
-            time.sleep(0.02)
+        process = check_searching(history)
         seconds, code, stderr = stopped(process, [(signum, True)])
         assert code == 130 and seconds < STOPS_WITHIN and "Traceback" not in stderr, stderr
         ends = time.monotonic() + STOPS_WITHIN
@@ -271,30 +272,33 @@ def test_a_check_whose_searching_process_is_killed_ends_with_one_line_and_leaves
     """One of the processes searching a stored history's parts killed as the out-of-memory killer would: the check
     says so in one line and exits 1 (a pool of multiprocessing's waited for its answer for ever), every other
     process of it gone."""
-    from benchmarks.interrupt import has_children, stored_history
+    from benchmarks.interrupt import stored_history
     from sqs_conformance.conformance.concurrent.spread import SPREAD_FROM
 
     history = stored_history(tmp_path / "history.jsonl", size=int(SPREAD_FROM * 1.5))
-    process = subprocess.Popen([*SQS_CONFORMANCE, "check", str(history)], cwd=tmp_path, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
-    ends = time.monotonic() + 120
-    while not has_children(process):  # its processes are searching
-        assert process.poll() is None and time.monotonic() < ends, process.communicate()
-        time.sleep(0.02)
+    process = check_searching(history)
     searching = [int(pid) for task in Path(f"/proc/{process.pid}/task").iterdir()
                  for pid in (task / "children").read_text().split()]
     os.kill(searching[0], signal.SIGKILL)
-    try:
-        _, stderr = process.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        raise AssertionError("the check did not end within 120 s of losing a process") from None
+    stderr = exited(process, "the check did not end within 120 s of losing a process")
     assert process.returncode == 1, stderr
     assert "Traceback" not in stderr
     (line,) = [line for line in stderr.splitlines() if line.strip()]
     assert line.startswith("sqs-conformance: error: a checking process was killed"), line
     assert not group_alive(process.pid), "a process of the check outlived it"
+
+
+def check_searching(history: Path) -> subprocess.Popen:
+    """`check` of the stored history, in a process group of its own, once its processes are searching."""
+    from benchmarks.interrupt import has_children
+
+    process = subprocess.Popen([*SQS_CONFORMANCE, "check", str(history)], cwd=history.parent,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    ends = time.monotonic() + 120
+    while not has_children(process):
+        assert process.poll() is None and time.monotonic() < ends, process.communicate()
+        time.sleep(0.02)
+    return process
 
 
 def group_alive(pgid: int) -> bool:
