@@ -41,6 +41,9 @@ class _Done:
 
 
 class _Raised:
+    """What a worker sends in place of its results when its work raised (the traceback), or what stands for a
+    worker that ended without saying it was done (no traceback: it was killed)."""
+
     def __init__(self, error: str) -> None:
         self.error = error
 
@@ -49,8 +52,9 @@ class _Raised:
 def in_order(work: Callable[[int], R], count: int, workers: int, chunk: int = 1) -> Iterator[Iterator[R]]:
     """`work(0)`, ..., `work(count - 1)`, in that order, each as soon as it and those before it are done, by
     `workers` forked processes taking `chunk` indices at a time. They start at once (the block may do its own
-    work meanwhile) and inherit what this process holds, so `work` is never pickled, only its results. Leaving the
-    block (at the end, a stop, an error) ends them."""
+    work meanwhile) and inherit what this process holds, so `work` is never pickled, only its results. A worker
+    that raised, or ended before handing back the results it took on, raises `WorkerLost` where the next result
+    was awaited. Leaving the block (at the end, a stop, an error) ends them."""
     context = multiprocessing.get_context("fork")
     next_chunk = context.Value("q", 0)
     arrived: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()

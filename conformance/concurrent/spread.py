@@ -1,7 +1,7 @@
 """The parts of a large history searched on every core.
 
-Parts are independent (`parts.py`), so forked processes, each with the history it inherited, searches a
-share of them and sends back what the checker keeps of each (`Searched`: the order, its `Judged` steps, the
+Parts are independent (`parts.py`), so forked processes, each with the history it inherited, search a
+share of them and send back what the checker keeps of each (`Searched`: the order, its `Judged` steps, the
 receipts held). Everything after the search (early returns counted in part order, RCV-EXCLUSIVE) stays in this
 process, so the verdict is the same spread or not; the parts come back in order as they are searched, so that
 this process counts each while the workers search the next (it would otherwise wait idle, then count alone).
