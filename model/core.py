@@ -44,18 +44,21 @@ class ReceiptView:
     ceiling: float | None
 
 
-# Messages from which a FIFO queue's index pays for its upkeep: below, reading every message costs less (sqs-fifo in
-# benchmarks/model_ops.py's workload: at 10 messages 54 us an operation with the index, 43 without; at 100, 99 and
-# 165; 20, 32 and 50 put the crossing near 32).
+# Messages from which a queue's index pays for its upkeep: below, reading every message costs less. In
+# benchmarks/model_ops.py's workload, checking, with the index and without: sqs-fifo at 10 messages 54 and 43 us an
+# operation, at 100 99 and 165 (20, 32 and 50 put the crossing near 32); sqs-standard at 10 messages 30.9 and 29.6 us,
+# at 15 35.5 and 35.5, at 20 41.0 and 41.2, at 30 57.2 and 60.8, at 100 78 and 121.
+STANDARD_INDEX_FROM = 16
 FIFO_INDEX_FROM = 32
 
 
 class Model:
     def __init__(self, profile: Profile | str, timing: Timing = EXACT, indexed: bool = True,
-                 fifo_index_from: int = FIFO_INDEX_FROM, fast: bool = True) -> None:
+                 index_from: int | None = None, fast: bool = True) -> None:
         """`indexed=False` has every receive look at every message (the reference the index is tested against).
-        A FIFO queue is indexed once it holds `fifo_index_from` messages. `fast=False` judges every answer in full,
-        never at once (the reference the fast path is tested against)."""
+        A queue is indexed once it holds `index_from` messages (None: STANDARD_INDEX_FROM or FIFO_INDEX_FROM, by its
+        kind). `fast=False` judges every answer in full, never at once (the reference the fast path is tested
+        against)."""
         self.fast = fast
         self.answers_judged_at_once = 0  # answers the fast path judged (model/fast_receive.py)
         self.profile = profile if isinstance(profile, Profile) else get_profile(profile)
@@ -63,7 +66,7 @@ class Model:
         self.queues: dict[str, Queue] = {}
         self.messages: dict[str, Message] = {}
         self._settled: dict[str, Settled] | None = {} if indexed else None
-        self._fifo_index_from = fifo_index_from
+        self._index_from = index_from
         self.handles: dict[str, HandleInfo] = {}
         self._next_message = 0
         self._next_handle = 0
@@ -165,10 +168,15 @@ class Model:
         if self._settled is None:
             return None
         index = self._settled.get(queue.name)
-        if index is None and (not queue.fifo or len(queue.message_ids) >= self._fifo_index_from):
+        if index is None and len(queue.message_ids) >= self._index_threshold(queue):
             index = self._settled[queue.name] = Settled(queue.name, self.messages, self.timing.tolerance, queue.fifo)
             index.rebuild(queue.message_ids)
         return index
+
+    def _index_threshold(self, queue: Queue) -> int:
+        if self._index_from is not None:
+            return self._index_from
+        return FIFO_INDEX_FROM if queue.fifo else STANDARD_INDEX_FROM
 
     def in_motion(self, queue: Queue, now: float, horizon: float) -> tuple[list[Message], Settled, SurelyHidden]:
         """For an operation at `now` that ends by `horizon`: the messages that may be live in the queue that it must

@@ -31,7 +31,7 @@ STEPS = steps_of(KINDS + ["plain_receive"] * 8 + ["change"] * 2 + ["approach"] *
 
 def _full_and_fast(timing: Timing, indexed: bool):
     def models(profile: Profile) -> tuple[Model, Model]:
-        return Model(profile, timing, indexed=False, fast=False), Model(profile, timing, indexed=indexed)
+        return Model(profile, timing, indexed=False, fast=False), Model(profile, timing, indexed=indexed, index_from=0)
     return models
 
 
@@ -55,7 +55,8 @@ def test_the_fast_path_decides_as_the_full_judgement_on_a_real_clock(steps, quot
 @SETTINGS
 @given(STEPS, QUOTAS)
 def test_the_fast_path_and_the_index_together_decide_as_the_full_judgement(steps, quota):
-    """As a run's model is made: indexed, fast. The index visits messages in another order (rules as sets)."""
+    """As a large queue's model is: indexed (here from its first message), fast. The index visits messages in another
+    order (rules as sets)."""
     drive(_full_and_fast(Timing(), indexed=True), steps, quota, comparable=rules_as_sets)
 
 

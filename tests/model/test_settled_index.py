@@ -14,11 +14,11 @@ from sqs_conformance.model.state import Timing
 from tests.model.differential import FIFO_STEPS, STEPS, drive
 
 
-def _index_and_full_look(timing: Timing, fifo_index_from: int = 0):
+def _index_and_full_look(timing: Timing, index_from: int = 0):
     """The full look as the reference; the fast path off in both, so that only the index differs."""
     def models(profile: Profile) -> tuple[Model, Model]:
         return (Model(profile, timing, indexed=False, fast=False),
-                Model(profile, timing, fifo_index_from=fifo_index_from, fast=False))
+                Model(profile, timing, index_from=index_from, fast=False))
     return models
 
 
@@ -28,30 +28,30 @@ SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
 QUOTAS = st.sampled_from([None, 3])
 
 
-@SETTINGS
-@given(STEPS, QUOTAS)
-def test_the_index_decides_as_a_full_look_on_an_exact_clock(steps, quota):
-    drive(_index_and_full_look(Timing()), steps, quota)
-
-
-@SETTINGS
-@given(STEPS, QUOTAS, st.sampled_from([0.0, 0.5]), st.sampled_from([0.02, 0.3]))
-def test_the_index_decides_as_a_full_look_on_a_real_clock(steps, quota, tolerance, latency):
-    drive(_index_and_full_look(Timing(windowed=True, tolerance=tolerance)), steps, quota, latency)
-
-
 # Indexed from the start, or from its fourth message on (the index made mid-run from the queue's messages).
-FIFO_INDEX_FROM = st.sampled_from([0, 0, 4])
+INDEX_FROM = st.sampled_from([0, 0, 4])
 
 
 @SETTINGS
-@given(FIFO_STEPS, QUOTAS, FIFO_INDEX_FROM)
+@given(STEPS, QUOTAS, INDEX_FROM)
+def test_the_index_decides_as_a_full_look_on_an_exact_clock(steps, quota, index_from):
+    drive(_index_and_full_look(Timing(), index_from), steps, quota)
+
+
+@SETTINGS
+@given(STEPS, QUOTAS, st.sampled_from([0.0, 0.5]), st.sampled_from([0.02, 0.3]), INDEX_FROM)
+def test_the_index_decides_as_a_full_look_on_a_real_clock(steps, quota, tolerance, latency, index_from):
+    drive(_index_and_full_look(Timing(windowed=True, tolerance=tolerance), index_from), steps, quota, latency)
+
+
+@SETTINGS
+@given(FIFO_STEPS, QUOTAS, INDEX_FROM)
 def test_the_fifo_group_walk_decides_as_a_full_look_on_an_exact_clock(steps, quota, index_from):
     drive(_index_and_full_look(Timing(), index_from), steps, quota, profile_name="sqs-fifo")
 
 
 @SETTINGS
-@given(FIFO_STEPS, QUOTAS, st.sampled_from([0.0, 0.5]), st.sampled_from([0.02, 0.3]), FIFO_INDEX_FROM)
+@given(FIFO_STEPS, QUOTAS, st.sampled_from([0.0, 0.5]), st.sampled_from([0.02, 0.3]), INDEX_FROM)
 def test_the_fifo_group_walk_decides_as_a_full_look_on_a_real_clock(steps, quota, tolerance, latency, index_from):
     drive(_index_and_full_look(Timing(windowed=True, tolerance=tolerance), index_from), steps, quota, latency,
           profile_name="sqs-fifo")
