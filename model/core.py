@@ -225,9 +225,13 @@ class Model:
 
     def _live_in(self, queue: str, message_ids) -> list[Message]:
         """Those of the messages that may be live in the queue."""
-        messages = self.messages
-        return [message for message in map(messages.__getitem__, message_ids)
-                if any(s.live_in(queue) for s in message.states)]
+        live = []
+        for message in map(self.messages.__getitem__, message_ids):
+            for s in message.states:  # a loop, not any(): this runs for every message of every receive
+                if s.queue == queue and s.gone is Gone.NO:
+                    live.append(message)
+                    break
+        return live
 
     def receipts(self, queue: str, now: float) -> list[ReceiptView]:
         """Every in-flight receipt with its deadline and its 12-hour ceiling."""

@@ -133,7 +133,10 @@ def live_states(messages: list[Message], queue: str, now: float
     for message in messages:
         states = [s for s in message.states if s.queue == queue and s.gone is Gone.NO]
         live.append((message, states))
-        flying = sum(1 for s in states if s.hidden is Hidden.RECEIPT and now < s.visible_at)
+        flying = 0
+        for s in states:  # a loop, not sum() over a generator: this runs for every message of every receive
+            if s.hidden is Hidden.RECEIPT and now < s.visible_at:
+                flying += 1
         possibly_in_flight += flying > 0
         surely_in_flight += flying == len(message.states)
     return live, surely_in_flight, possibly_in_flight
