@@ -25,8 +25,9 @@ def test_the_team_s_own_packages_are_the_ones_imported():
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
-                    str(REPOSITORY)], check=True, capture_output=True, timeout=600)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out),
+                            str(REPOSITORY)], capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-3000:]
     (found,) = out.glob("sqs_conformance-*.whl")
     return found
 

@@ -166,8 +166,17 @@ def test_an_interrupted_run_keeps_what_it_found_so_far(tmp_path, clears_the_inte
     assert assert_valid_trace(tmp_path / "trace.jsonl") == steps - deleted_on_its_way
 
 
+class SlowModel(ModelTarget):
+    """The model as a queue, each answer 5 ms in coming: its witnesses (some 140, of several requests each) take
+    seconds, whatever the model's own speed."""
+
+    def execute(self, op):
+        time.sleep(0.005)
+        return super().execute(op)
+
+
 def test_a_budget_spent_in_the_witnesses_leaves_the_search_no_round_and_says_so():
-    result = run(ModelTarget("sqs-standard"), "sqs-standard", RunOptions(seed=1, budget=0.2))
+    result = run(SlowModel("sqs-standard"), "sqs-standard", RunOptions(seed=1, budget=0.2))
     spent = result.spent
     assert spent.ran_out_in == "witnesses"
     assert spent.witnesses_played < spent.witnesses_in_all
