@@ -14,3 +14,8 @@ fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
 command -v java >/dev/null || [ -n "${JAVA_HOME:-}" ] || apt_install openjdk-17-jre-headless
+# A C compiler and Python's headers: the install compiles the model (setup.py); without them (none to be had) it
+# runs as plain Python, slower, and nothing fails
+command -v cc >/dev/null || apt_install gcc || echo "no C compiler: the model will run as plain Python" >&2
+python3 -c 'import os, sysconfig; raise SystemExit(not os.path.exists(sysconfig.get_paths()["include"] + "/Python.h"))' \
+    || apt_install python3-dev || echo "no Python headers: the model will run as plain Python" >&2

@@ -58,13 +58,22 @@ def _end(name: str) -> str:
 def versions() -> str:
     from sqs_conformance.conformance.matrix import suite_version
 
-    found = [f"Python {sys.version.split()[0]}", suite_version()]
+    found = [f"Python {sys.version.split()[0]}", suite_version(), model_build()]
     for package in VERSIONS:
         try:
             found.append(f"{package} {metadata.version(package)}")
         except metadata.PackageNotFoundError:
             found.append(f"{package} not installed")
     return ", ".join(found)
+
+
+def model_build() -> str:
+    """Whether the model ran compiled (setup.py): its figures differ by about 1.7 times."""
+    import sqs_conformance.model.core  # noqa: F401 - imported, so that compiled_modules counts it
+    from sqs_conformance.model.compiled import compiled_modules
+
+    count = len(compiled_modules())
+    return f"the model compiled ({count} modules)" if count else "the model as plain Python"
 
 
 def machine(load: tuple[float, float, float] | None) -> str:
