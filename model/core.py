@@ -228,7 +228,7 @@ class Model:
         live = []
         for message in map(self.messages.__getitem__, message_ids):
             for s in message.states:  # a loop, not any(): this runs for every message of every receive
-                if s.queue == queue and s.gone is Gone.NO:
+                if s.live_in(queue):
                     live.append(message)
                     break
         return live

@@ -120,7 +120,7 @@ class MessageState(NamedTuple):
 
     def evolve(self, **changes) -> MessageState:
         """A copy with these fields changed. What `_replace` does, without its pass over every field by name (a
-        receive, change or delete makes one or more: `_replace` was a tenth of a checker's step)."""
+        receive, change or delete makes one or more: `_replace` was a twentieth of a checker's step)."""
         values = list(self)
         for name, value in changes.items():
             values[_FIELD_INDEX[name]] = value
