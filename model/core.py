@@ -46,9 +46,10 @@ class ReceiptView:
 
 # Messages from which a queue's index pays for its upkeep: below, reading every message costs less. In
 # benchmarks/model_ops.py's workload, checking, with the index and without: sqs-fifo at 10 messages 54 and 43 us an
-# operation, at 100 99 and 165 (20, 32 and 50 put the crossing near 32); sqs-standard at 10 messages 30.9 and 29.6 us,
-# at 15 35.5 and 35.5, at 20 41.0 and 41.2, at 30 57.2 and 60.8, at 100 78 and 121.
-STANDARD_INDEX_FROM = 16
+# operation, at 100 99 and 165 (20, 32 and 50 put the crossing near 32); sqs-standard as plain Python at 10 messages
+# 30.9 and 29.6 us, at 20 41.0 and 41.2, at 30 57.2 and 60.8, at 100 78 and 121; compiled (setup.py) at 10 19.4 and
+# 16.3, at 20 25.9 and 23.6, at 28 31.2 and 29.0, at 30 32.6 and 39.7, at 100 60 and 76. One threshold for both.
+STANDARD_INDEX_FROM = 24
 FIFO_INDEX_FROM = 32
 
 
