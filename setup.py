@@ -22,12 +22,12 @@ NEVER_COMPILED = ("__init__.py", "compiled.py")  # they choose, at import, betwe
 
 
 def model_extensions() -> list[Extension]:
-    if os.environ.get("SQS_CONFORMANCE_PLAIN_MODEL"):
+    if os.environ.get("SQS_CONFORMANCE_PLAIN_MODEL"):  # model/compiled.py's PLAIN_ENV (this file cannot import it)
         return []
     try:
         from Cython.Build import cythonize
     except ImportError:
-        _warn("Cython is not installed")
+        _warn("the model", "Cython is not installed")
         return []
     sources = sorted(p for p in Path("model").glob("*.py") if p.name not in NEVER_COMPILED)
     extensions = [Extension(f"sqs_conformance.model.{p.stem}", [str(p)], extra_compile_args=COMPILE_ARGS)
@@ -35,7 +35,7 @@ def model_extensions() -> list[Extension]:
     try:
         return cythonize(extensions, language_level=3, quiet=True, nthreads=os.cpu_count() or 1)
     except Exception as error:  # whatever Cython refuses, the model still runs as Python
-        _warn(f"Cython could not translate it ({error})")
+        _warn("the model", f"Cython could not translate it ({error})")
         return []
 
 
@@ -50,17 +50,17 @@ class OptionalBuildExt(build_ext):
         try:
             super().run()
         except Exception as error:  # no compiler at all, say
-            _warn(f"the build failed ({error})")
+            _warn("the model", f"the build failed ({error})")
 
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
         except Exception as error:
-            _warn(f"{ext.name} did not compile ({error})")
+            _warn(ext.name, f"it did not compile ({error})")
 
 
-def _warn(why: str) -> None:
-    print(f"sqs-conformance: the model runs as plain Python, slower: {why}", file=sys.stderr)
+def _warn(what: str, why: str) -> None:
+    print(f"sqs-conformance: {what} runs as plain Python, slower: {why}", file=sys.stderr)
 
 
 setup(ext_modules=model_extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -3,6 +3,7 @@ project with packages of its own named `model` or `reports` keeps them, and the 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -30,15 +31,33 @@ NOT_BUILT_FROM = shutil.ignore_patterns(".git", ".venv", ".sqs-conformance", ".h
                                         "runs", "site", "*.egg-info", "__pycache__", "*.so")
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def _wheel_built(tmp_path_factory, **env: str) -> Path:
     out, source = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("source") / "repository"
     shutil.copytree(REPOSITORY, source, ignore=NOT_BUILT_FROM)
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
-                           capture_output=True, text=True, timeout=600)
+                           capture_output=True, text=True, timeout=600, env=os.environ | env)
     assert built.returncode == 0, built.stderr[-3000:]
     (found,) = out.glob("sqs_conformance-*.whl")
     return found
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    return _wheel_built(tmp_path_factory)
+
+
+def test_without_a_c_compiler_the_wheel_holds_the_model_as_plain_python(tmp_path_factory):
+    with zipfile.ZipFile(_wheel_built(tmp_path_factory, CC="false")) as archive:
+        names = archive.namelist()
+    model = [name for name in names if name.startswith("sqs_conformance/model/")]
+    assert "sqs_conformance/model/core.py" in model
+    assert [name for name in model if not name.endswith(".py")] == []
+
+
+def test_the_wheel_holds_the_model_compiled_where_it_was_built(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        built = [name for name in archive.namelist() if name.startswith("sqs_conformance/model/core.")]
+    assert any(name.endswith(".so") for name in built)  # this machine has a C compiler (.ci/setup.sh sees to it)
 
 
 def test_the_wheel_installs_one_namespace_and_nothing_generic(wheel):
