@@ -23,12 +23,14 @@ def builds_not_to_run(folder: Path, plain_wanted: bool) -> set[str]:
     """The modules of `folder` built as extensions that must run from their source: all of them where plain Python
     is wanted, else those whose source is newer than the build (edited, or checked out since)."""
     names = set()
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        for built in folder.glob(f"*{suffix}"):
-            name = built.name[: -len(suffix)]
-            source = folder / f"{name}.py"
-            if source.exists() and (plain_wanted or source.stat().st_mtime > built.stat().st_mtime):
-                names.add(name)
+    for built in folder.iterdir():
+        # the longest suffix first, as the import system tries them: ".so" alone would name "core.cpython-311-..."
+        suffix = next((s for s in importlib.machinery.EXTENSION_SUFFIXES if built.name.endswith(s)), None)
+        if suffix is None:
+            continue
+        source = built.with_name(built.name[: -len(suffix)] + ".py")
+        if source.exists() and (plain_wanted or source.stat().st_mtime > built.stat().st_mtime):
+            names.add(source.stem)
     return names
 
 
