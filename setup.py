@@ -4,6 +4,9 @@ model, each step about 1.7 times as fast (benchmarks/model_ops.py). Everything e
 A compile that fails leaves the module it was for as plain Python (the install warns and goes on), and so does
 SQS_CONFORMANCE_PLAIN_MODEL=1 at install. model/compiled.py runs the plain source of a module changed since it was
 compiled, so an edit counts at once; `pip install -e .` compiles it again.
+
+Cython turns a loop or a list comprehension into a C loop, but a generator expression (in tuple(), any(), sum()) into
+a generator object made at every call: where every step runs one, the model builds a list instead (`tuple([...])`).
 """
 
 from __future__ import annotations

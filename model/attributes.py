@@ -12,7 +12,7 @@ from sqs_conformance.model.outcomes import (
 )
 from sqs_conformance.model.rules import ATTR_COUNTS, QATTR_LATER_RECEIVES, REDRIVE_DLQ, VIS_DEFAULT
 from sqs_conformance.model.settled import Settled, SurelyHidden
-from sqs_conformance.model.state import Hidden, Message, Queue, Redrive, Setting
+from sqs_conformance.model.state import Hidden, Queue, Redrive, Setting
 from sqs_conformance.model.usage import ModelUsageError
 from sqs_conformance.model.validation import as_int, attribute_ranges, is_int_in
 from sqs_conformance.model.values import AttributesOk, ErrorSpec, Response
@@ -121,10 +121,13 @@ def _read_together(settled: Settled, hidden: SurelyHidden) -> dict[str, int]:
     """The counts of the messages not looked at one by one: settled ones are visible, surely hidden ones in the
     count of why they are hidden, whatever the call's window."""
     counts = dict.fromkeys(COUNTS, 0) | {VISIBLE: len(settled)}
-    for reason in Hidden:
-        if reason is not Hidden.NONE:
+    if hidden:
+        for reason in _HIDING:
             counts[_count_while(reason)] += hidden.how_many(reason)
     return counts
+
+
+_HIDING = tuple(reason for reason in Hidden if reason is not Hidden.NONE)  # a tuple: iterating an Enum is slow
 
 
 # ATTR-COUNTS' situations: what hid a message for a while ran out, no receive since (MessageState.waited_out)
@@ -151,29 +154,33 @@ class AttributesExpectation:
         the queue) still counts it as hidden, and passes every count read while none has. A timeout of 0 is no
         such situation: a queue may release at once what it is given no time to hold."""
         moving, settled, hidden = self.model.in_motion(self.queue, self.now, self.late)
-        tolerance = self.model.timing.tolerance
-        ran_out = {s.waited_out() for message in moving for s in message.states
-                   if s.live_in(self.queue.name) and s.surely_due(self.now, tolerance)}
-        situations = tuple(pair for reason, label in _RUN_OUT
-                           if reason in ran_out or settled.any_waited_out(reason)
-                           for pair in situated(self.rules, label))
-        return self._bounds(moving, settled, hidden), situations
-
-    def _bounds(self, moving: list[Message], settled: Settled, hidden: SurelyHidden) -> dict[str, tuple[int, int]]:
         low = _read_together(settled, hidden)
         high = dict(low)
-        for message in moving:
-            kinds = {k for s in message.states
-                     for k in categories(s, self.queue.name, self.now, self.late, self.model.timing.tolerance)}
-            for kind in kinds - {None}:
-                high[kind] += 1  # type: ignore[index]
-            if len(kinds) == 1 and None not in kinds:
-                low[kinds.pop()] += 1  # type: ignore[index]
-        return {k: (low[k], high[k]) for k in COUNTS}
+        ran_out: set[Hidden | None] = set()  # what hid a message surely due now
+        queue, now, late, tolerance = self.queue.name, self.now, self.late, self.model.timing.tolerance
+        for message in moving:  # one pass, in loops: this runs for every message at every GetQueueAttributes
+            kinds: set[str] = set()
+            maybe_not_here = False
+            for s in message.states:
+                kinds_of_state = categories(s, queue, now, late, tolerance)
+                if kinds_of_state[0] is None:
+                    maybe_not_here = True
+                    continue
+                kinds.update(kinds_of_state)  # type: ignore[arg-type]
+                if kinds_of_state == (VISIBLE,) and s.hidden is not Hidden.NONE:  # hidden, and surely due
+                    ran_out.add(s.waited_out())
+            for kind in kinds:
+                high[kind] += 1
+            if len(kinds) == 1 and not maybe_not_here:  # in one count, whatever state it is in
+                low[kinds.pop()] += 1
+        situations = tuple([pair for reason, label in _RUN_OUT
+                            if reason in ran_out or settled.any_waited_out(reason)
+                            for pair in situated(self.rules, label)])
+        return {k: (low[k], high[k]) for k in COUNTS}, situations
 
     def settings(self) -> dict[str, tuple[str, ...]]:
         propagation = self.model.profile.attribute_propagation_seconds
-        return {name: tuple(str(v) for v in self.queue.setting(name, self.now, propagation)) for name in SETTINGS}
+        return {name: tuple(map(str, self.queue.setting(name, self.now, propagation))) for name in SETTINGS}
 
     def possible_effects(self) -> Effects:
         return Effects()  # reading changes nothing

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, is_dataclass, replace
+from operator import attrgetter
 from typing import Any
 
 from sqs_conformance.model import errors
@@ -159,7 +160,7 @@ class Model:
 
     def _indexes(self, queue_names) -> list[Settled]:
         """The settled-message indexes kept of these queues."""
-        if self._settled is None:
+        if not self._settled:  # none kept, or none made yet: most queues never hold enough messages
             return []
         return [self._settled[name] for name in queue_names if name in self._settled]
 
@@ -185,11 +186,11 @@ class Model:
         (model/settled.py), which it reads together."""
         index = self._index_of(queue)
         if index is None:
-            return sorted(self.messages_in(queue.name), key=lambda m: m.seq), NOTHING_SETTLED, NOTHING_HIDDEN
+            return sorted(self.messages_in(queue.name), key=_BY_SEND_ORDER), NOTHING_SETTLED, NOTHING_HIDDEN
         index.advance(now, self.redrive_of(queue.name), queue.message_ids)
         hidden = index.hidden_through(horizon)
         moving = self._live_in(queue.name, index.moving) + [self.messages[message_id] for message_id in hidden.near]
-        return sorted(moving, key=lambda m: m.seq), index, hidden
+        return sorted(moving, key=_BY_SEND_ORDER), index, hidden
 
     # --- copies, for a search over orders of the same operations (the history checker) --------------------------
 
@@ -325,6 +326,9 @@ class Model:
         if is_int_in(value, p.visibility_min, p.visibility_max):
             return None
         return errors.out_of_range("VisibilityTimeout", value, p.error_dialect)
+
+
+_BY_SEND_ORDER = attrgetter("seq")  # a sort key in C, not a lambda called for every message
 
 
 def _copied_queue(queue: Queue) -> Queue:

@@ -86,7 +86,7 @@ def judged_at_once(model: Model, op: ReceiveMessage, now: float, late: float, ob
     returned = _fitting(model, looked, settled, observed, now, late)
     if returned is None:
         return None
-    receivable = sum(1 for seen in looked.values() if seen.receivable) + len(settled)
+    receivable = len([seen for seen in looked.values() if seen.receivable]) + len(settled)
     exercised = applicable_once(poll_rules(tuple(base_rules), long_poll, receivable > max_messages) + rules,
                                 p.rule_ids)
     outcome = _outcome(model, queue.name, returned, visibilities, now, late, exercised,
@@ -158,8 +158,12 @@ def _outcome(model: Model, queue_name: str, returned: list[tuple[Message, list[M
     shown: list[ReceivedMessage] = []
     for message, states in returned:
         handle = model.mint_handle()
-        new_states = tuple(dict.fromkeys(received_state(s, handle, v, at, late, override, queue_changed)
-                                         for s in states for v in visibilities))
+        if len(states) == 1 and len(visibilities) == 1:  # the common case, with nothing to deduplicate
+            new_states: tuple[MessageState, ...] = (
+                received_state(states[0], handle, visibilities[0], at, late, override, queue_changed),)
+        else:
+            new_states = tuple(dict.fromkeys(received_state(s, handle, v, at, late, override, queue_changed)
+                                             for s in states for v in visibilities))
         effects.states[message.id] = new_states
         effects.handles[handle] = HandleInfo(message.id, queue_name, at)
         first = new_states[0]

@@ -45,7 +45,7 @@ class Effects:
 
 
 def union(a: tuple[MessageState, ...], b: tuple[MessageState, ...]) -> tuple[MessageState, ...]:
-    return a + tuple(s for s in b if s not in a)
+    return a + tuple([s for s in b if s not in a])
 
 
 @dataclass
@@ -86,7 +86,7 @@ def copied(value: _Plain, **changes: object) -> _Plain:
 
 def situated(rules: tuple[str, ...], label: str) -> tuple[tuple[str, str], ...]:
     """The same situation for each of `rules`."""
-    return tuple((r, label) for r in rules) if label else ()
+    return tuple([(r, label) for r in rules]) if label else ()
 
 
 @dataclass(frozen=True)
@@ -333,7 +333,7 @@ class Enumerated:
             # By identity: an outcome equal to a matching one matches too, and comparing dataclasses field by field
             # costs more than the match.
             matched = {id(o) for o in matching}
-            return Verdict(_merge(matching), others=tuple(o for o in self.outcomes if id(o) not in matched))
+            return Verdict(_merge(matching), others=tuple([o for o in self.outcomes if id(o) not in matched]))
         divergence = Divergence(
             rules=attribution(self.outcomes, observed),
             expected=" or ".join(dict.fromkeys(describe(_as_permitted(o)) for o in self.outcomes)),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from sqs_conformance.model.rules import FIFO, SMQ, SQS_2008, STANDARD, rules_for
@@ -39,10 +39,11 @@ class Profile:
     stale_handles_work: bool = True  # sqs: an old handle still addresses the message
     at_least_once: bool = False
     error_dialect: str = "sqs"  # which error codes the service speaks: "sqs" or "smq"
+    # The ids of the rules the profile has: a field, set from its name, as a receive reads it a dozen times.
+    rule_ids: frozenset[str] = field(init=False, repr=False, compare=False)
 
-    @property
-    def rule_ids(self) -> frozenset[str]:
-        return _rule_ids(self.name)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rule_ids", _rule_ids(self.name))
 
 
 @cache

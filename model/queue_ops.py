@@ -110,11 +110,11 @@ def send_message(model: Model, op: SendMessage, now: float, late: float) -> Expe
     model._next_message += 1
     model._next_seq += 1
     message_id = f"msg-{model._next_message}"
-    states = tuple(
+    states = tuple([
         MessageState(queue=op.queue, visible_at=now + d, hidden=Hidden.DELAY if d else Hidden.NONE,
                      why=(DELAY_HIDES,) if d or overriding else (), slack=late - now)
         for d in delays
-    )
+    ])
     message = Message(message_id, op.body, model._next_seq, now, op.group_id, states)
     remembered = (Deduplication(op.queue, dedup_id, message_id, now),) if dedup_id is not None else ()
     effects = Effects(new_messages=(message,), queue_changes=remembered)

@@ -215,14 +215,14 @@ def decided_rules(returned: list[tuple[Message, list[MessageState]]], states: di
     """The rules a receive's answer decides beyond those it exercised: the rules that set the new states of the
     messages it returned (`states`, after the receive), a new handle for a message returned before, a dead-letter
     copy's count."""
-    decided = tuple(r for message_id in dict.fromkeys(m.id for m, _ in returned) for s in states[message_id]
-                    for r in s.why if r in applicable)
-    if any(s.receive_count for _, before in returned for s in before):  # a handle it had before could come back
-        decided += tuple(r for r in (RCV_NEW_HANDLE,) if r in applicable)
-    if RCV_COUNT in applicable and any(before and all(s.redrive_base is not None for s in before)
-                                       for _, before in returned):  # a dead-letter copy's count shows
-        decided += (REDRIVE_KEEPS_COUNT,)
-    return decided
+    decided = [r for message_id in dict.fromkeys([m.id for m, _ in returned]) for s in states[message_id]
+               for r in s.why if r in applicable]
+    if RCV_NEW_HANDLE in applicable and any([s.receive_count for _, before in returned for s in before]):
+        decided.append(RCV_NEW_HANDLE)  # a handle it had before could come back
+    if RCV_COUNT in applicable and any([before and all([s.redrive_base is not None for s in before])
+                                        for _, before in returned]):  # a dead-letter copy's count shows
+        decided.append(REDRIVE_KEEPS_COUNT)
+    return tuple(decided)
 
 
 def received_state(s: MessageState, handle: str, v: int, at: float, late: float, override: bool,

@@ -100,7 +100,7 @@ def dedupe(rules: tuple[str, ...]) -> tuple[str, ...]:
 
 def applicable_once(rules: Iterable[str], applicable: Container[str]) -> tuple[str, ...]:
     """The rules of the profile among `rules`, each once, in the order they first came."""
-    return tuple(r for r in dict.fromkeys(rules) if r in applicable)
+    return tuple([r for r in dict.fromkeys(rules) if r in applicable])
 
 
 def poll_rules(base_rules: tuple[str, ...], long_poll: bool, bound_bites: bool) -> list[str]:

@@ -339,8 +339,8 @@ def attributes_fit(model: Model, s: MessageState, got: ReceivedMessage, at: floa
     if got.first_receive_ms is not None:
         # Under a real clock the target's clock is not ours: allow the first receive's window and the tolerance.
         allowed = timestamp_tolerance_ms + 1000 * model.timing.tolerance
-        return any(millis(earliest) - allowed <= got.first_receive_ms <= millis(latest) + allowed
-                   for earliest, latest in firsts(s, at, late))
+        return any([millis(earliest) - allowed <= got.first_receive_ms <= millis(latest) + allowed
+                    for earliest, latest in firsts(s, at, late)])
     return True
 
 

@@ -140,8 +140,10 @@ class Message:
     states: tuple[MessageState, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class HandleInfo:
+class HandleInfo(NamedTuple):
+    """What a receipt handle addresses. A NamedTuple, as MessageState: a receive makes one a message returned, and a
+    frozen dataclass's __init__ costs several times as much."""
+
     message_id: str
     queue: str
     received_at: float  # the receive the handle's receipt came from

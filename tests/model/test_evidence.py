@@ -974,6 +974,23 @@ def test_counts_at_the_exact_deadline_instant_are_hedged():
             assert (flagged(verdict) == []) == (pair in permitted), (at, pair)
 
 
+def test_counts_of_a_message_that_may_be_deleted_range_from_without_it_to_with_it():
+    """A delete whose answer was lost may or may not have taken effect: the message is counted 0 or 1 times, in
+    the count of the state it would be in, and no other count moves."""
+    from sqs_conformance.model.values import GetQueueAttributes, Unknown
+
+    q = Scenario()
+    q.send()
+    handle = q.receive_one(at=0).receipt_handle
+    q.model.observe(DeleteMessage("q", handle), 1, Unknown("lost"))
+    assert q.model.expect(GetQueueAttributes("q"), 2).bounds() == {
+        "ApproximateNumberOfMessages": (0, 0), "ApproximateNumberOfMessagesNotVisible": (0, 1),
+        "ApproximateNumberOfMessagesDelayed": (0, 0)}
+    assert q.model.expect(GetQueueAttributes("q"), 31).bounds() == {
+        "ApproximateNumberOfMessages": (0, 1), "ApproximateNumberOfMessagesNotVisible": (0, 0),
+        "ApproximateNumberOfMessagesDelayed": (0, 0)}
+
+
 def test_a_rejected_handle_is_blamed_on_the_rule_that_accepts_it():
     q = Scenario()
     q.send()
