@@ -88,9 +88,7 @@ class Model:
         verdict = self._judged_at_once(op, now, observed, completed_at) if self.fast else None
         if verdict is not None:
             self.answers_judged_at_once += 1
-            situated = verdict.outcome.in_situations(edge_situations(op, self.profile))
-            if situated is not verdict.outcome:
-                verdict = copied(verdict, outcome=situated)
+            verdict.outcome.add_situations(edge_situations(op, self.profile))  # made for this answer alone
             self.commit(verdict.outcome)
             return verdict
         expectation = self.expect(op, now, completed_at)

@@ -73,7 +73,15 @@ class Outcome:
 
     def in_situations(self, more: tuple[tuple[str, str], ...]) -> Outcome:
         """This outcome, with more situations of its rules."""
-        return copied(self, situations=tuple(dict.fromkeys(self.situations + more))) if more else self
+        return copied(self, situations=self._with_situations(more)) if more else self
+
+    def add_situations(self, more: tuple[tuple[str, str], ...]) -> None:
+        """More situations of its rules, in place: for an outcome made for one answer and not shared yet."""
+        if more:
+            self.situations = self._with_situations(more)
+
+    def _with_situations(self, more: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        return tuple(dict.fromkeys(self.situations + more))
 
 
 def copied(value: _Plain, **changes: object) -> _Plain:
