@@ -14,7 +14,7 @@ from sqs_conformance.model.rules import (
     DEL_EXPIRED, DEL_FIFO_EXPIRED, DEL_IDEMPOTENT, DEL_REMOVES, DEL_STALE, HANDLE_MALFORMED, PURGE_ALL, REDRIVE_DLQ,
     SMQ_NEW_HANDLE,
 )
-from sqs_conformance.model.state import Gone, HandleInfo, Message, MessageState
+from sqs_conformance.model.state import Gone, HandleInfo, Message, MessageState, replaced
 from sqs_conformance.model.values import ChangeOk, DeleteMessage, Ok
 
 if TYPE_CHECKING:
@@ -31,6 +31,10 @@ class PerState(NamedTuple):
     state: MessageState | None = None
     situations: tuple[tuple[str, str], ...] = ()
     unenforced: MessageState | None = None
+
+    def evolve(self, **changes) -> PerState:
+        """A copy with these fields changed (`replaced`)."""
+        return replaced(self, changes)
 
 
 def per_state(message: Message, outcomes_of: Callable[[MessageState], list[PerState]],

@@ -103,7 +103,7 @@ def _change_receipt(model: Model, message: Message, s: MessageState, current: bo
     if in_flight and (current or p.stale_handles_work and not p.fifo):
         accepted = _accepted(model, s, now, late, v)
         if not current:
-            accepted = accepted._replace(rules=(CMV_STALE,) + accepted.rules)
+            accepted = accepted.evolve(rules=(CMV_STALE,) + accepted.rules)
             return _stale_ceiling_check(model, message, s, now, late, v, accepted, handle_received_at)
         return _ceiling_check(model, message, s, now, late, v, accepted)
     # Past the deadline, or a stale handle of an earlier receive: the hedged rows.
@@ -119,7 +119,7 @@ def _expired_accepts(model: Model, message: Message, s: MessageState, now: float
                      rules: tuple[str, ...]) -> list[PerState]:
     """HTTP 200; the message may or may not be hidden again (docs/evidence.md row 'cmv-expired')."""
     hidden = _accepted(model, s, now, late, v)
-    results = _ceiling_check(model, message, s, now, late, v, hidden._replace(rules=rules + hidden.rules))
+    results = _ceiling_check(model, message, s, now, late, v, hidden.evolve(rules=rules + hidden.rules))
     results.append(PerState(ChangeOk(), rules, s))
     return results
 
@@ -176,7 +176,7 @@ def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, 
     band = model.timing.tolerance  # under a real clock the receive and this change each took effect in a window
     if deadline > ceiling + s.received_slack + band:  # beyond even the latest the receive may have set it
         return [rejected()]
-    accepted = accepted._replace(rules=rules + accepted.rules, situations=situations)  # the ceiling decided first
+    accepted = accepted.evolve(rules=rules + accepted.rules, situations=situations)  # the ceiling decided first
     # docs/evidence.md row 'ceiling': 43200 right after the receive may already be refused by a second
     if late + v > ceiling - 1 - band:
         return [accepted, rejected()]
