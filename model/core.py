@@ -184,7 +184,8 @@ class Model:
         (model/settled.py), which it reads together."""
         index = self._index_of(queue)
         if index is None:
-            return sorted(self.messages_in(queue.name), key=_BY_SEND_ORDER), NOTHING_SETTLED, NOTHING_HIDDEN
+            moving = self._live_in(queue.name, queue.message_ids)
+            return sorted(moving, key=_BY_SEND_ORDER), NOTHING_SETTLED, NOTHING_HIDDEN
         index.advance(now, self.redrive_of(queue.name), queue.message_ids)
         hidden = index.hidden_through(horizon)
         moving = self._live_in(queue.name, index.moving) + [self.messages[message_id] for message_id in hidden.near]

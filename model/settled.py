@@ -285,7 +285,7 @@ class SurelyHidden:
 
     def how_many(self, *hidden: Hidden) -> int:
         """How many are hidden for one of these reasons (in flight: `Hidden.RECEIPT`)."""
-        return sum(n for (_, why_hidden), n in self._kinds.items() if why_hidden in hidden)
+        return sum([n for (_, why_hidden), n in self._kinds.items() if why_hidden in hidden])
 
     def rules(self) -> list[str]:
         """The rules that set their deadlines: each keeps its message hidden through the operation."""
