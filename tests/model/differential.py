@@ -106,6 +106,8 @@ class Pair:
         assert self.comparable(verdicts[0]) == self.comparable(verdicts[1]), op
         assert _states(self.reference) == _states(self.other), op
         assert self.reference.handles == self.other.handles, op
+        for model in (self.reference, self.other):  # what a walk of a queue with no index reads (Model.in_motion)
+            assert _members(model) == _live_members(model), op
         response = verdicts[0].outcome.response
         if isinstance(response, ReceiveOk):
             self.handles += [m.receipt_handle for m in response.messages if m.receipt_handle]
@@ -206,6 +208,17 @@ def rules_as_sets(verdict: Verdict) -> object:
 
 def _states(model: Model) -> dict:
     return {message_id: message.states for message_id, message in model.messages.items()}
+
+
+def _members(model: Model) -> dict[str, set[str]]:
+    """Each queue's messages as it keeps them."""
+    return {name: set(queue.message_ids) for name, queue in model.queues.items()}
+
+
+def _live_members(model: Model) -> dict[str, set[str]]:
+    """Each queue's messages that may be live there, from their states."""
+    return {name: {message_id for message_id, message in model.messages.items()
+                   if any(s.live_in(name) for s in message.states)} for name in model.queues}
 
 
 def drive(models: Callable[[Profile], tuple[Model, Model]], steps, quota: int | None, latency: float = 0.0,
