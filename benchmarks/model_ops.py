@@ -185,7 +185,7 @@ def main() -> None:
     parser.add_argument("--backlog", type=int, action="append", help=f"[default: {', '.join(map(str, BACKLOGS))}]")
     parser.add_argument("--full-look", action="store_true",
                         help="also time sqs-standard with Model(indexed=False), every message looked at (the baseline; "
-                             "a queue is indexed from model.core.STANDARD_INDEX_FROM messages)")
+                             "a queue is indexed from model.core.INDEX_FROM messages)")
     parser.add_argument("--replays", type=int, default=0,
                         help="also the fastest of this many replays of the same operations (queue and checker)")
     args = parser.parse_args()

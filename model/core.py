@@ -45,22 +45,20 @@ class ReceiptView:
     ceiling: float | None
 
 
-# Messages from which a queue's index pays for its upkeep: below, reading every message costs less. In
-# benchmarks/model_ops.py's workload, checking, with the index and without: sqs-fifo at 10 messages 54 and 43 us an
-# operation, at 100 99 and 165 (20, 32 and 50 put the crossing near 32); sqs-standard as plain Python at 10 messages
-# 30.9 and 29.6 us, at 20 41.0 and 41.2, at 30 57.2 and 60.8, at 100 78 and 121; compiled (setup.py) at 10 19.4 and
-# 16.3, at 20 25.9 and 23.6, at 28 31.2 and 29.0, at 30 32.6 and 39.7, at 100 60 and 76. One threshold for both.
-STANDARD_INDEX_FROM = 24
-FIFO_INDEX_FROM = 32
+# Messages from which a queue's index pays for its upkeep: below, reading every message costs less. Checking
+# benchmarks/model_ops.py's workload, its queue held to at most N messages, with an index from the first message and
+# with none (us an operation, the model compiled): sqs-standard at 24 31.0 and 26.2, at 60 45.5 and 43.1, at 72 48.0
+# and 48.9, at 80 48.5 and 50.4; sqs-fifo at 32 53.3 and 42.1, at 64 65.9 and 62.8, at 80 66.8 and 75.7. The crossing
+# moves as a step's cost does: it was near 28 (standard) and 32 (FIFO) before the walk without an index got cheaper.
+INDEX_FROM = 64
 
 
 class Model:
     def __init__(self, profile: Profile | str, timing: Timing = EXACT, indexed: bool = True,
                  index_from: int | None = None, fast: bool = True) -> None:
         """`indexed=False` has every receive look at every message (the reference the index is tested against).
-        A queue is indexed once it holds `index_from` messages (None: STANDARD_INDEX_FROM or FIFO_INDEX_FROM, by its
-        kind). `fast=False` judges every answer in full, never at once (the reference the fast path is tested
-        against)."""
+        A queue is indexed once it holds `index_from` messages (None: INDEX_FROM). `fast=False` judges every
+        answer in full, never at once (the reference the fast path is tested against)."""
         self.fast = fast
         self.answers_judged_at_once = 0  # answers the fast path judged (model/fast_receive.py)
         self.profile = profile if isinstance(profile, Profile) else get_profile(profile)
@@ -68,7 +66,7 @@ class Model:
         self.queues: dict[str, Queue] = {}
         self.messages: dict[str, Message] = {}
         self._settled: dict[str, Settled] | None = {} if indexed else None
-        self._index_from = index_from
+        self._index_from = INDEX_FROM if index_from is None else index_from
         self.handles: dict[str, HandleInfo] = {}
         self._next_message = 0
         self._next_handle = 0
@@ -168,15 +166,10 @@ class Model:
         if self._settled is None:
             return None
         index = self._settled.get(queue.name)
-        if index is None and len(queue.message_ids) >= self._index_threshold(queue):
+        if index is None and len(queue.message_ids) >= self._index_from:
             index = self._settled[queue.name] = Settled(queue.name, self.messages, self.timing.tolerance, queue.fifo)
             index.rebuild(queue.message_ids)
         return index
-
-    def _index_threshold(self, queue: Queue) -> int:
-        if self._index_from is not None:
-            return self._index_from
-        return FIFO_INDEX_FROM if queue.fifo else STANDARD_INDEX_FROM
 
     def in_motion(self, queue: Queue, now: float, horizon: float) -> tuple[list[Message], Settled, SurelyHidden]:
         """For an operation at `now` that ends by `horizon`: the messages that may be live in the queue that it must

@@ -3,7 +3,7 @@ reads a group no further than one message past that bound (its reach). What lies
 answer; returned, it is named for the rule a person would fix, and a deep backlog costs a receive nothing more."""
 
 from sqs_conformance.model import Model
-from sqs_conformance.model.core import FIFO_INDEX_FROM
+from sqs_conformance.model.core import INDEX_FROM
 from sqs_conformance.model.values import CreateQueue, ReceivedMessage, ReceiveMessage, ReceiveOk
 from tests.model.scenario import Scenario
 
@@ -32,17 +32,17 @@ def _named(verdict) -> list[str]:
 
 def test_a_receive_looks_at_as_many_messages_whatever_the_group_holds_behind_its_reach():
     looked_at = []
-    for size in (100, 1000):  # both past FIFO_INDEX_FROM: the group kept at rest in the index
+    for size in (100, 1000):  # both past INDEX_FROM: the group kept at rest in the index
         q, ids = _group_of(size)
         expectation = q.model.expect(ReceiveMessage("q", max_messages=3), 1.0)
         looked_at.append(len(expectation.candidates))
         assert [m.message_id for m in expectation.canonical().response.messages] == ids[:3]
-    assert FIFO_INDEX_FROM < 100 and looked_at[0] == looked_at[1] <= 4
+    assert INDEX_FROM < 100 and looked_at[0] == looked_at[1] <= 4
 
 
 def test_the_first_messages_of_the_group_pass_and_a_message_past_the_reach_alone_breaks_the_order():
     for indexed in (True, False):
-        q, ids = _group_of(40, indexed)  # past FIFO_INDEX_FROM: indexed, or every message looked at
+        q, ids = _group_of(INDEX_FROM + 8, indexed)  # indexed, or every message looked at
         assert _verdict(q, ids[:3]).ok
         assert _named(_verdict(q, [ids[20]])) == ["FIFO-ORDER"], indexed  # not the lock: nothing holds the group
         assert _named(_verdict(q, [ids[0], ids[20]])) == ["FIFO-ORDER"], indexed
@@ -50,12 +50,12 @@ def test_the_first_messages_of_the_group_pass_and_a_message_past_the_reach_alone
 
 def test_too_many_messages_in_order_break_only_the_bound():
     for indexed in (True, False):
-        q, ids = _group_of(40, indexed)  # past FIFO_INDEX_FROM: indexed, or every message looked at
+        q, ids = _group_of(INDEX_FROM + 8, indexed)  # indexed, or every message looked at
         assert _named(_verdict(q, ids[:6])) == ["RCV-MAX-MESSAGES"], indexed
 
 
 def test_the_bound_is_exercised_where_the_group_holds_more_than_it_and_the_lock_only_where_a_message_is_in_flight():
-    q, ids = _group_of(40)
+    q, ids = _group_of(INDEX_FROM + 8)
     verdict = _verdict(q, ids[:3])
     assert "RCV-MAX-MESSAGES" in verdict.decisive
     assert "FIFO-GROUP-LOCK" not in verdict.outcome.rules
