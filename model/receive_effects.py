@@ -36,6 +36,7 @@ from sqs_conformance.model.state import (
     Message,
     MessageState,
     millis,
+    replaced,
 )
 from sqs_conformance.model.values import ReceivedMessage, ReceiveOk
 from sqs_conformance.model.receive_holdings import Candidate, ReceiveHoldings
@@ -240,14 +241,12 @@ def received_state(s: MessageState, handle: str, v: int, at: float, late: float,
     elif queue_timeout_changed:
         why.append(QATTR_LATER_RECEIVES)
     why.append(RCV_HIDE)
-    return s.evolve(
-        visible_at=at + v, slack=late - at, hidden=Hidden.RECEIPT, receipt=handle,
-        received_at=at, received_slack=late - at, changed_at=None,
-        receive_count=s.receive_count + 1,
-        first_receive_at=s.first_receive_at if s.first_receive_at is not None else at,
-        first_receive_slack=s.first_receive_slack if s.first_receive_at is not None else late - at,
-        redrive_first_at=s.redrive_first_at if s.redrive_first_at is not None or s.redrive_base is None else at,
-        redrive_first_slack=s.redrive_first_slack if s.redrive_first_at is not None or s.redrive_base is None
-        else late - at,
-        was_locked=False, why=tuple(why),
-    )
+    changes = dict(visible_at=at + v, slack=late - at, hidden=Hidden.RECEIPT, receipt=handle, received_at=at,
+                   received_slack=late - at, changed_at=None, receive_count=s.receive_count + 1, was_locked=False,
+                   why=tuple(why))
+    # Only what a receive changes (each field passed costs): its first receive, and its first in a dead-letter queue
+    if s.first_receive_at is None:
+        changes.update(first_receive_at=at, first_receive_slack=late - at)
+    if s.redrive_first_at is None and s.redrive_base is not None:
+        changes.update(redrive_first_at=at, redrive_first_slack=late - at)
+    return replaced(s, changes)
