@@ -112,23 +112,24 @@ def _delete_receipt(model: Model, s: MessageState, handle: str, info: HandleInfo
                     now: float) -> list[PerState]:
     """A delete of a live message, once it is known whether the receipt is still in flight."""
     p = model.profile
-
-    def deleted(rule_id: str) -> MessageState:
-        return s.evolve(gone=Gone.DELETED, why=(rule_id, DEL_REMOVES), gone_at=now)
-
     if current and in_flight:
         return [PerState(Ok(), (DEL_REMOVES,), s.evolve(gone=Gone.DELETED, why=(DEL_REMOVES,), gone_at=now))]
     if p.change_returns_new_handle:
         rule = (SMQ_NEW_HANDLE,)
         if not current:
             return [PerState(errors.smq_message_not_exist(), rule)]
-        return [PerState(errors.smq_message_not_exist(), rule), PerState(Ok(), rule, deleted(SMQ_NEW_HANDLE))]
+        return [PerState(errors.smq_message_not_exist(), rule), PerState(Ok(), rule, _deleted(s, SMQ_NEW_HANDLE, now))]
     if p.fifo:  # a FIFO queue that does not enforce it deletes the message all the same
-        return [PerState(errors.handle_expired(), (DEL_FIFO_EXPIRED,), unenforced=deleted(DEL_FIFO_EXPIRED))]
+        return [PerState(errors.handle_expired(), (DEL_FIFO_EXPIRED,), unenforced=_deleted(s, DEL_FIFO_EXPIRED, now))]
     # A handle many hours old was once refused as expired (docs/evidence.md row 'delete-stale'): whether it
     # was its message's latest is not recorded, so past the 12-hour mark either kind of handle may be refused.
     refused = [PerState(errors.handle_expired(), (DEL_STALE,) if not current else (DEL_EXPIRED,))] \
         if now - info.received_at > (p.ceiling_seconds or 43200) else []
     if current:
-        return [PerState(Ok(), (DEL_EXPIRED,), deleted(DEL_EXPIRED))] + refused
-    return [PerState(Ok(), (DEL_STALE,), deleted(DEL_STALE)), PerState(Ok(), (DEL_STALE,))] + refused
+        return [PerState(Ok(), (DEL_EXPIRED,), _deleted(s, DEL_EXPIRED, now))] + refused
+    return [PerState(Ok(), (DEL_STALE,), _deleted(s, DEL_STALE, now)), PerState(Ok(), (DEL_STALE,))] + refused
+
+
+def _deleted(s: MessageState, rule_id: str, now: float) -> MessageState:
+    """The state a delete leaves, through a handle `rule_id` says still works."""
+    return s.evolve(gone=Gone.DELETED, why=(rule_id, DEL_REMOVES), gone_at=now)

@@ -14,7 +14,7 @@ from sqs_conformance.model.rules import (
     SMQ_INVISIBLE_ONLY, SMQ_NEW_HANDLE, VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET,
     VIS_EXTEND_NONADDITIVE, VIS_RANGE, VIS_SHORTEN, VIS_TERMINATE,
 )
-from sqs_conformance.model.state import Gone, HandleInfo, Hidden, Message, MessageState
+from sqs_conformance.model.state import Gone, HandleInfo, Hidden, Message, MessageState, replaced
 from sqs_conformance.model.values import ChangeMessageVisibility, ChangeOk, ErrorSpec
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def _accepted(model: Model, s: MessageState, now: float, late: float, v: float, 
         band = model.timing.tolerance if model.timing.windowed else 0.0
         response = ChangeOkWithin(handle, round((deadline - band) * 1000), round((late + v + band) * 1000))
         why = why + (SMQ_NEW_HANDLE,)
-    return PerState(response, why, s.evolve(**changes))
+    return PerState(response, why, replaced(s, changes))
 
 
 def _stale_ceiling_check(model: Model, message: Message, s: MessageState, now: float, late: float, v: float,
@@ -169,18 +169,20 @@ def _ceiling_check(model: Model, message: Message, s: MessageState, now: float, 
     rules, flipped_by = _ceiling_rules(model, message.sent_at, s, deadline, ceiling)
     situations = situated((VIS_CEILING_FROM_RECEIVE,), flipped_by)
     unenforced = accepted.state  # what a queue that does not refuse leaves
-
-    def rejected() -> PerState:  # made only where it is permitted: most changes are far below the ceiling
-        return PerState(errors.beyond_ceiling(int(v)), rules, None, situations, unenforced=unenforced)
-
     band = model.timing.tolerance  # under a real clock the receive and this change each took effect in a window
     if deadline > ceiling + s.received_slack + band:  # beyond even the latest the receive may have set it
-        return [rejected()]
+        return [_rejected(v, rules, situations, unenforced)]
     accepted = accepted.evolve(rules=rules + accepted.rules, situations=situations)  # the ceiling decided first
     # docs/evidence.md row 'ceiling': 43200 right after the receive may already be refused by a second
     if late + v > ceiling - 1 - band:
-        return [accepted, rejected()]
+        return [accepted, _rejected(v, rules, situations, unenforced)]
     return [accepted]
+
+
+def _rejected(v: float, rules: tuple[str, ...], situations: tuple[tuple[str, str], ...],
+              unenforced: MessageState | None) -> PerState:
+    """A change refused as beyond the ceiling. Made only where it is permitted: most changes are far below it."""
+    return PerState(errors.beyond_ceiling(int(v)), rules, None, situations, unenforced=unenforced)
 
 
 _NEAR_CEILING = 60.0  # a decision this close to the ceiling depends on where the ceiling is
@@ -192,15 +194,16 @@ def _ceiling_rules(model: Model, sent_at: float, s: MessageState, deadline: floa
     a later receive whose ceiling counted from the first receive would flip it."""
     limit = model.profile.ceiling_seconds or 0
     rules: list[str] = []  # most specific first
-
-    def flips(base: float | None) -> bool:
-        return base is not None and (deadline > base + limit) != (deadline > ceiling)
-
-    from_first = s.first_receive_at != s.received_at and flips(s.first_receive_at)
-    if flips(sent_at) or from_first:
+    from_first = s.first_receive_at != s.received_at and _flips(s.first_receive_at, limit, deadline, ceiling)
+    if _flips(sent_at, limit, deadline, ceiling) or from_first:
         rules.append(VIS_CEILING_FROM_RECEIVE)
-    if flips(s.changed_at):
+    if _flips(s.changed_at, limit, deadline, ceiling):
         rules.append(VIS_CEILING_NO_RESET)
     if rules or deadline > ceiling - _NEAR_CEILING:
         rules.append(VIS_CEILING)
     return tuple(rules), "counted from a later receive" if from_first else ""
+
+
+def _flips(base: float | None, limit: float, deadline: float, ceiling: float) -> bool:
+    """Whether a ceiling counted from `base` would decide the deadline otherwise than the one at `ceiling`."""
+    return base is not None and (deadline > base + limit) != (deadline > ceiling)
