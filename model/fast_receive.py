@@ -159,12 +159,10 @@ def _outcome(model: Model, queue_name: str, returned: list[tuple[Message, list[M
     shown: list[ReceivedMessage] = []
     for message, states in returned:
         handle = model.mint_handle()
-        if len(states) == 1 and len(visibilities) == 1:  # the common case, with nothing to deduplicate
-            new_states: tuple[MessageState, ...] = (
-                received_state(states[0], handle, visibilities[0], at, late, override, queue_changed),)
-        else:
-            new_states = tuple(dict.fromkeys(received_state(s, handle, v, at, late, override, queue_changed)
-                                             for s in states for v in visibilities))
+        new_states = tuple([received_state(s, handle, v, at, late, override, queue_changed)
+                            for s in states for v in visibilities])
+        if len(new_states) > 1:
+            new_states = tuple(dict.fromkeys(new_states))
         effects.states[message.id] = new_states
         effects.handles[handle] = HandleInfo(message.id, queue_name, at)
         first = new_states[0]

@@ -337,9 +337,9 @@ class Enumerated:
 
     def check(self, observed: Response) -> Verdict:
         matching = [o for o in self.outcomes if response_matches(o.response, observed, o.minted)]
-        if len(matching) == len(self.outcomes) == 1:  # most steps: one outcome permitted, and given
-            return Verdict(matching[0])
         if matching:
+            if len(matching) == len(self.outcomes):  # each permitted outcome given (most steps: the one): no others
+                return Verdict(_merge(matching))
             # By identity: an outcome equal to a matching one matches too, and comparing dataclasses field by field
             # costs more than the match.
             matched = {id(o) for o in matching}
