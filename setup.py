@@ -1,5 +1,5 @@
 """The model's modules (model/*.py) compiled with Cython where a C compiler is at hand: the same source, the same
-model, each step about 1.7 times as fast (benchmarks/model_ops.py). Everything else is in pyproject.toml.
+model, faster (benchmarks/model_ops.py measures by how much). Everything else is in pyproject.toml.
 
 A compile that fails leaves the module it was for as plain Python (the install warns and goes on), and so does
 SQS_CONFORMANCE_PLAIN_MODEL=1 at install. model/compiled.py runs the plain source of a module changed since it was

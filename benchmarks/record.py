@@ -68,7 +68,7 @@ def versions() -> str:
 
 
 def model_build() -> str:
-    """Whether the model ran compiled (setup.py): its figures differ by about 1.7 times."""
+    """Whether the model ran compiled (setup.py): figures of the two are not comparable."""
     import sqs_conformance.model.core  # noqa: F401 - imported, so that compiled_modules counts it
     from sqs_conformance.model.compiled import compiled_modules
 
