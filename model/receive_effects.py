@@ -36,7 +36,6 @@ from sqs_conformance.model.state import (
     Message,
     MessageState,
     millis,
-    replaced,
 )
 from sqs_conformance.model.values import ReceivedMessage, ReceiveOk
 from sqs_conformance.model.receive_holdings import Candidate, ReceiveHoldings
@@ -241,12 +240,4 @@ def received_state(s: MessageState, handle: str, v: int, at: float, late: float,
     elif queue_timeout_changed:
         why.append(QATTR_LATER_RECEIVES)
     why.append(RCV_HIDE)
-    changes = dict(visible_at=at + v, slack=late - at, hidden=Hidden.RECEIPT, receipt=handle, received_at=at,
-                   received_slack=late - at, changed_at=None, receive_count=s.receive_count + 1, was_locked=False,
-                   why=tuple(why))
-    # Only what a receive changes (each field passed costs): its first receive, and its first in a dead-letter queue
-    if s.first_receive_at is None:
-        changes.update(first_receive_at=at, first_receive_slack=late - at)
-    if s.redrive_first_at is None and s.redrive_base is not None:
-        changes.update(redrive_first_at=at, redrive_first_slack=late - at)
-    return replaced(s, changes)
+    return s.received(handle, at, late, at + v, tuple(why))

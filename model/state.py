@@ -118,6 +118,19 @@ class MessageState(NamedTuple):
             return Hidden.RECEIPT
         return None
 
+    def received(self, handle: str, at: float, late: float, visible_at: float, why: tuple[str, ...]) -> MessageState:
+        """The state a receive taking effect in [at, late] leaves it in, in flight under `handle` until `visible_at`
+        for the rules `why`: what `replaced` would make of the fields a receive changes, made in one step (a receive
+        makes one for each message it returns; `tests/model/test_state.py` holds the two equal)."""
+        slack = late - at
+        first = self.first_receive_at is None
+        redrive_first = self.redrive_first_at is None and self.redrive_base is not None
+        return tuple.__new__(MessageState, (  # the fields in their order, as declared above
+            self.queue, visible_at, Hidden.RECEIPT, self.gone, handle, at, slack, None, self.receive_count + 1,
+            at if first else self.first_receive_at, False, why, slack, self.redrive_base,
+            at if redrive_first else self.redrive_first_at, self.gone_at,
+            slack if first else self.first_receive_slack, slack if redrive_first else self.redrive_first_slack))
+
     def evolve(self, **changes) -> MessageState:
         """A copy with these fields changed (`replaced`)."""
         return replaced(self, changes)

@@ -1,0 +1,38 @@
+"""A message state's copies made in one step equal what NamedTuple._replace makes of the same changes."""
+
+from __future__ import annotations
+
+from hypothesis import given, strategies as st
+
+from sqs_conformance.model.state import Gone, Hidden, MessageState, replaced
+
+TIMES = st.one_of(st.none(), st.floats(0, 1e6, allow_nan=False))
+STATES = st.builds(
+    MessageState, queue=st.sampled_from(["q", "dlq"]), visible_at=st.floats(0, 1e6, allow_nan=False),
+    hidden=st.sampled_from(list(Hidden)), gone=st.sampled_from(list(Gone)), receipt=st.sampled_from([None, "rh-1"]),
+    received_at=TIMES, received_slack=st.floats(0, 5), changed_at=TIMES, receive_count=st.integers(0, 20),
+    first_receive_at=TIMES, was_locked=st.booleans(), why=st.just(("VIS-DEFAULT",)), slack=st.floats(0, 5),
+    redrive_base=st.one_of(st.none(), st.integers(0, 20)), redrive_first_at=TIMES, gone_at=TIMES,
+    first_receive_slack=st.floats(0, 5), redrive_first_slack=st.floats(0, 5),
+)
+
+
+@given(STATES, st.floats(0, 1e6, allow_nan=False), st.floats(0, 5), st.integers(0, 43200))
+def test_a_receive_changes_what_replace_would(s: MessageState, at: float, slack: float, timeout: int) -> None:
+    late, why = at + slack, ("RCV-HIDE",)
+    changes = dict(visible_at=at + timeout, slack=late - at, hidden=Hidden.RECEIPT, receipt="rh-2", received_at=at,
+                   received_slack=late - at, changed_at=None, receive_count=s.receive_count + 1, was_locked=False,
+                   why=why)
+    if s.first_receive_at is None:  # its first receive
+        changes.update(first_receive_at=at, first_receive_slack=late - at)
+    if s.redrive_first_at is None and s.redrive_base is not None:  # its first in a dead-letter queue
+        changes.update(redrive_first_at=at, redrive_first_slack=late - at)
+    received = s.received("rh-2", at, late, at + timeout, why)
+    assert received == s._replace(**changes)
+    assert type(received) is MessageState
+
+
+@given(STATES, st.floats(0, 1e6, allow_nan=False), st.integers(0, 20))
+def test_replaced_changes_only_the_fields_named(s: MessageState, visible_at: float, count: int) -> None:
+    changes = dict(visible_at=visible_at, receive_count=count, gone=Gone.DELETED)
+    assert replaced(s, changes) == s._replace(**changes)
