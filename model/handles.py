@@ -113,7 +113,7 @@ def _delete_receipt(model: Model, s: MessageState, handle: str, info: HandleInfo
     """A delete of a live message, once it is known whether the receipt is still in flight."""
     p = model.profile
     if current and in_flight:
-        return [PerState(Ok(), (DEL_REMOVES,), s.evolve(gone=Gone.DELETED, why=(DEL_REMOVES,), gone_at=now))]
+        return [PerState(Ok(), (DEL_REMOVES,), s.deleted((DEL_REMOVES,), now))]
     if p.change_returns_new_handle:
         rule = (SMQ_NEW_HANDLE,)
         if not current:
@@ -132,4 +132,4 @@ def _delete_receipt(model: Model, s: MessageState, handle: str, info: HandleInfo
 
 def _deleted(s: MessageState, rule_id: str, now: float) -> MessageState:
     """The state a delete leaves, through a handle `rule_id` says still works."""
-    return s.evolve(gone=Gone.DELETED, why=(rule_id, DEL_REMOVES), gone_at=now)
+    return s.deleted((rule_id, DEL_REMOVES), now)

@@ -122,19 +122,45 @@ class MessageState(NamedTuple):
         """The state a receive taking effect in [at, late] leaves it in, in flight under `handle` until `visible_at`
         for the rules `why`: what `replaced` would make of the fields a receive changes, made in one step (a receive
         makes one for each message it returns; `tests/model/test_state.py` holds the two equal)."""
+        values = list(self)
         slack = late - at
-        first = self.first_receive_at is None
-        redrive_first = self.redrive_first_at is None and self.redrive_base is not None
-        return tuple.__new__(MessageState, (  # the fields in their order, as declared above
-            self.queue, visible_at, Hidden.RECEIPT, self.gone, handle, at, slack, None, self.receive_count + 1,
-            at if first else self.first_receive_at, False, why, slack, self.redrive_base,
-            at if redrive_first else self.redrive_first_at, self.gone_at,
-            slack if first else self.first_receive_slack, slack if redrive_first else self.redrive_first_slack))
+        values[_VISIBLE_AT], values[_HIDDEN], values[_RECEIPT] = visible_at, Hidden.RECEIPT, handle
+        values[_RECEIVED_AT], values[_RECEIVED_SLACK], values[_CHANGED_AT] = at, slack, None
+        values[_RECEIVE_COUNT], values[_WAS_LOCKED], values[_WHY], values[_SLACK] = \
+            self.receive_count + 1, False, why, slack
+        if self.first_receive_at is None:
+            values[_FIRST_RECEIVE_AT], values[_FIRST_RECEIVE_SLACK] = at, slack
+        if self.redrive_first_at is None and self.redrive_base is not None:  # its first in a dead-letter queue
+            values[_REDRIVE_FIRST_AT], values[_REDRIVE_FIRST_SLACK] = at, slack
+        return tuple.__new__(MessageState, values)
+
+    def changed(self, visible_at: float, at: float, late: float, why: tuple[str, ...], receipt: str | None
+                ) -> MessageState:
+        """The state an accepted ChangeMessageVisibility taking effect in [at, late] leaves it in: hidden under
+        `receipt` until `visible_at`, for the rules `why`; as `received`, one step."""
+        values = list(self)
+        values[_VISIBLE_AT], values[_HIDDEN], values[_RECEIPT] = visible_at, Hidden.RECEIPT, receipt
+        values[_CHANGED_AT], values[_WHY], values[_SLACK] = at, why, late - at
+        return tuple.__new__(MessageState, values)
+
+    def deleted(self, why: tuple[str, ...], at: float) -> MessageState:
+        """The state a delete at `at` leaves it in, for the rules `why`; as `received`, one step."""
+        values = list(self)
+        values[_GONE], values[_WHY], values[_GONE_AT] = Gone.DELETED, why, at
+        return tuple.__new__(MessageState, values)
 
     def evolve(self, **changes) -> MessageState:
         """A copy with these fields changed (`replaced`)."""
         return replaced(self, changes)
 
+
+# The positions of the fields a receive, change or delete sets (MessageState.received, .changed, .deleted)
+(_VISIBLE_AT, _HIDDEN, _GONE, _RECEIPT, _RECEIVED_AT, _RECEIVED_SLACK, _CHANGED_AT, _RECEIVE_COUNT, _FIRST_RECEIVE_AT,
+ _WAS_LOCKED, _WHY, _SLACK, _REDRIVE_FIRST_AT, _GONE_AT, _FIRST_RECEIVE_SLACK, _REDRIVE_FIRST_SLACK) = map(
+    MessageState._fields.index,
+    ("visible_at", "hidden", "gone", "receipt", "received_at", "received_slack", "changed_at", "receive_count",
+     "first_receive_at", "was_locked", "why", "slack", "redrive_first_at", "gone_at", "first_receive_slack",
+     "redrive_first_slack"))
 
 _Record = TypeVar("_Record", bound=tuple)
 _FIELD_INDEXES: dict[type, dict[str, int]] = {}  # per NamedTuple class, each field's position

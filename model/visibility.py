@@ -14,7 +14,7 @@ from sqs_conformance.model.rules import (
     SMQ_INVISIBLE_ONLY, SMQ_NEW_HANDLE, VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET,
     VIS_EXTEND_NONADDITIVE, VIS_RANGE, VIS_SHORTEN, VIS_TERMINATE,
 )
-from sqs_conformance.model.state import Gone, HandleInfo, Hidden, Message, MessageState, replaced
+from sqs_conformance.model.state import Gone, HandleInfo, Hidden, Message, MessageState
 from sqs_conformance.model.values import ChangeMessageVisibility, ChangeOk, ErrorSpec
 
 if TYPE_CHECKING:
@@ -134,15 +134,14 @@ def _accepted(model: Model, s: MessageState, now: float, late: float, v: float, 
         why = (VIS_SHORTEN,)
     else:
         why = (VIS_EXTEND_NONADDITIVE,)
-    changes = dict(visible_at=deadline, hidden=Hidden.RECEIPT, changed_at=now, why=why, slack=late - now)
+    receipt = s.receipt
     response: object = ChangeOk()
     if new_handle:
-        handle = model.mint_handle()
-        changes["receipt"] = handle
+        handle = receipt = model.mint_handle()
         band = model.timing.tolerance if model.timing.windowed else 0.0
         response = ChangeOkWithin(handle, round((deadline - band) * 1000), round((late + v + band) * 1000))
         why = why + (SMQ_NEW_HANDLE,)
-    return PerState(response, why, replaced(s, changes))
+    return PerState(response, why, s.changed(deadline, now, late, why, receipt))
 
 
 def _stale_ceiling_check(model: Model, message: Message, s: MessageState, now: float, late: float, v: float,

@@ -1,4 +1,5 @@
-"""A message state's copies made in one step equal what NamedTuple._replace makes of the same changes."""
+"""A message state's copies made in one step (a receive's, a change's, a delete's) equal what NamedTuple._replace
+makes of the same changes."""
 
 from __future__ import annotations
 
@@ -36,3 +37,22 @@ def test_a_receive_changes_what_replace_would(s: MessageState, at: float, slack:
 def test_replaced_changes_only_the_fields_named(s: MessageState, visible_at: float, count: int) -> None:
     changes = dict(visible_at=visible_at, receive_count=count, gone=Gone.DELETED)
     assert replaced(s, changes) == s._replace(**changes)
+
+
+@given(STATES, st.floats(0, 1e6, allow_nan=False), st.floats(0, 5), st.integers(0, 43200),
+       st.sampled_from([None, "rh-1", "rh-3"]))
+def test_a_change_sets_what_replace_would(s: MessageState, at: float, slack: float, timeout: int,
+                                          receipt: str | None) -> None:
+    why = ("VIS-EXTEND-NONADDITIVE",)
+    changed = s.changed(at + timeout, at, at + slack, why, receipt)
+    assert changed == s._replace(visible_at=at + timeout, hidden=Hidden.RECEIPT, receipt=receipt, changed_at=at,
+                                 why=why, slack=(at + slack) - at)
+    assert type(changed) is MessageState
+
+
+@given(STATES, st.floats(0, 1e6, allow_nan=False))
+def test_a_delete_sets_what_replace_would(s: MessageState, at: float) -> None:
+    why = ("DEL-REMOVES",)
+    deleted = s.deleted(why, at)
+    assert deleted == s._replace(gone=Gone.DELETED, why=why, gone_at=at)
+    assert type(deleted) is MessageState
