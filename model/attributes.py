@@ -12,7 +12,7 @@ from sqs_conformance.model.outcomes import (
 )
 from sqs_conformance.model.rules import ATTR_COUNTS, QATTR_LATER_RECEIVES, REDRIVE_DLQ, VIS_DEFAULT
 from sqs_conformance.model.settled import Settled, SurelyHidden
-from sqs_conformance.model.state import Hidden, Queue, Redrive, Setting
+from sqs_conformance.model.state import HIDDEN_DELAY, HIDDEN_NONE, HIDDEN_RECEIPT, Hidden, Queue, Redrive, Setting
 from sqs_conformance.model.usage import ModelUsageError
 from sqs_conformance.model.validation import as_int, attribute_ranges, is_int_in
 from sqs_conformance.model.values import AttributesOk, ErrorSpec, Response
@@ -107,14 +107,14 @@ def categories(state, queue: str, now: float, late: float | None = None, toleran
     if not state.live_in(queue):
         return (None,)
     hidden = _count_while(state.hidden)
-    if state.hidden is Hidden.NONE or state.surely_due(now, tolerance):
+    if state.hidden is HIDDEN_NONE or state.surely_due(now, tolerance):
         return (VISIBLE,)
     return (VISIBLE, hidden) if state.may_be_due(now if late is None else late, tolerance) else (hidden,)
 
 
 def _count_while(hidden: Hidden) -> str:
     """The count a message hidden for this reason falls in until it is due."""
-    return DELAYED if hidden is Hidden.DELAY else NOT_VISIBLE
+    return DELAYED if hidden is HIDDEN_DELAY else NOT_VISIBLE
 
 
 def _read_together(settled: Settled, hidden: SurelyHidden) -> dict[str, int]:
@@ -127,12 +127,12 @@ def _read_together(settled: Settled, hidden: SurelyHidden) -> dict[str, int]:
     return counts
 
 
-_HIDING = tuple(reason for reason in Hidden if reason is not Hidden.NONE)  # a tuple: iterating an Enum is slow
+_HIDING = tuple(reason for reason in Hidden if reason is not HIDDEN_NONE)  # a tuple: iterating an Enum is slow
 
 
 # ATTR-COUNTS' situations: what hid a message for a while ran out, no receive since (MessageState.waited_out)
-_RUN_OUT = ((Hidden.RECEIPT, "a receipt's timeout ran out, no receive since"),
-            (Hidden.DELAY, "a delay ran out, no receive since"))
+_RUN_OUT = ((HIDDEN_RECEIPT, "a receipt's timeout ran out, no receive since"),
+            (HIDDEN_DELAY, "a delay ran out, no receive since"))
 
 
 @dataclass
@@ -167,7 +167,7 @@ class AttributesExpectation:
                     maybe_not_here = True
                     continue
                 kinds.update(kinds_of_state)  # type: ignore[arg-type]
-                if kinds_of_state == (VISIBLE,) and s.hidden is not Hidden.NONE:  # hidden, and surely due
+                if kinds_of_state == (VISIBLE,) and s.hidden is not HIDDEN_NONE:  # hidden, and surely due
                     ran_out.add(s.waited_out())
             for kind in kinds:
                 high[kind] += 1

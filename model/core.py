@@ -24,7 +24,10 @@ from sqs_conformance.model.outcomes import (
 from sqs_conformance.model.profiles import Profile, get_profile
 from sqs_conformance.model.queue_ops import create_queue, get_attributes, peek, purge, send_message, set_attributes
 from sqs_conformance.model.settled import NOTHING_HIDDEN, NOTHING_SETTLED, Settled, SurelyHidden
-from sqs_conformance.model.state import EXACT, Gone, HandleInfo, Hidden, Message, MessageState, Queue, Redrive, Timing
+from sqs_conformance.model.state import (
+    EXACT, GONE_NO, HIDDEN_DELAY, HIDDEN_LOCK, HIDDEN_RECEIPT, HandleInfo, Message, MessageState, Queue, Redrive,
+    Timing,
+)
 from sqs_conformance.model.usage import ModelUsageError
 from sqs_conformance.model.validation import edge_situations, is_int_in
 from sqs_conformance.model.values import (
@@ -128,8 +131,8 @@ class Model:
             self._joined(message.states[0].queue, message)
         for message_id, states in effects.states.items():
             message = self.messages[message_id]
-            live_before = {s.queue for s in message.states if s.gone is Gone.NO}
-            live_after = {s.queue for s in states if s.gone is Gone.NO}
+            live_before = {s.queue for s in message.states if s.gone is GONE_NO}
+            live_after = {s.queue for s in states if s.gone is GONE_NO}
             for index in self._indexes(live_before):
                 index.forget(message)
             message.states = states
@@ -240,7 +243,7 @@ class Model:
     def delayed(self, queue: str, now: float) -> list[tuple[str, float]]:
         """Every message still delayed or locked, with the time it is released."""
         return [(m.id, s.visible_at) for m in self.messages_in(queue) for s in m.states
-                if s.live_in(queue) and s.hidden in (Hidden.DELAY, Hidden.LOCK) and s.visible_at > now]
+                if s.live_in(queue) and s.hidden in (HIDDEN_DELAY, HIDDEN_LOCK) and s.visible_at > now]
 
     def edges(self, queue: str, now: float) -> list[float]:
         """Future times at which something in the queue changes: deadlines, ceilings, releases, and the ends of
@@ -258,7 +261,7 @@ class Model:
         operation's window [now, late] (widened by the tolerance) straddles the deadline."""
         if not self.timing.windowed:
             return (s.in_flight(now),)
-        if s.gone is not Gone.NO or s.hidden is not Hidden.RECEIPT:
+        if s.gone is not GONE_NO or s.hidden is not HIDDEN_RECEIPT:
             return (False,)
         tolerance = self.timing.tolerance
         return tuple(answer for answer, possible in ((True, not s.surely_due(now, tolerance)),
@@ -294,7 +297,7 @@ class Model:
         and those states."""
         groups: dict[tuple[str, str], list[Message]] = {}
         for message in self.messages.values():  # in send order
-            for queue in dict.fromkeys(s.queue for s in message.states if s.gone is Gone.NO):
+            for queue in dict.fromkeys(s.queue for s in message.states if s.gone is GONE_NO):
                 groups.setdefault((queue, message.group_id or ""), []).append(message)
         for (queue, _), members in groups.items():
             states = tuple(s for m in members for s in m.states if s.live_in(queue))

@@ -21,7 +21,7 @@ from sqs_conformance.model.receive_holdings import applicable_once, candidate_ru
 from sqs_conformance.model.receive_judging import attributes_fit, first_receive_seen
 from sqs_conformance.model.rules import RCV_NEW_HANDLE, RCV_OVERRIDE, RCV_WAIT_RANGE
 from sqs_conformance.model.settled import Settled
-from sqs_conformance.model.state import HandleInfo, Hidden, Message, MessageState, millis
+from sqs_conformance.model.state import HIDDEN_RECEIPT, HandleInfo, Message, MessageState, millis
 from sqs_conformance.model.validation import is_int_in
 from sqs_conformance.model.values import ReceivedMessage, ReceiveMessage, ReceiveOk, Response
 
@@ -114,7 +114,7 @@ def _found(model: Model, queue_name: str, now: float, late: float, horizon: floa
     queue = model.queues[queue_name]
     moving, settled, hidden = model.in_motion(queue, now, horizon=horizon)
     live, _, maybe_in_flight = live_states(moving, queue_name, now)
-    if maybe_in_flight + hidden.how_many(Hidden.RECEIPT) >= model.profile.inflight_quota:
+    if maybe_in_flight + hidden.how_many(HIDDEN_RECEIPT) >= model.profile.inflight_quota:
         return None
     tolerance = model.timing.tolerance
     at_least_once = model.profile.at_least_once

@@ -14,7 +14,7 @@ from sqs_conformance.model.rules import (
     DEL_EXPIRED, DEL_FIFO_EXPIRED, DEL_IDEMPOTENT, DEL_REMOVES, DEL_STALE, HANDLE_MALFORMED, PURGE_ALL, REDRIVE_DLQ,
     SMQ_NEW_HANDLE,
 )
-from sqs_conformance.model.state import Gone, HandleInfo, Message, MessageState, replaced
+from sqs_conformance.model.state import GONE_NO, GONE_PURGED, HandleInfo, Message, MessageState, replaced
 from sqs_conformance.model.values import ChangeOk, DeleteMessage, Ok
 
 if TYPE_CHECKING:
@@ -94,10 +94,10 @@ def delete_outcomes(model: Model, queue_name: str, handle: str, now: float, late
 def _delete_state(model: Model, s: MessageState, handle: str, info: HandleInfo, now: float, late: float
                   ) -> list[PerState]:
     p = model.profile
-    if s.gone is not Gone.NO:
+    if s.gone is not GONE_NO:
         if p.change_returns_new_handle:
             return [PerState(errors.smq_message_not_exist(), (SMQ_NEW_HANDLE,))]
-        if s.gone is Gone.PURGED:  # docs/evidence.md records a second delete, not a delete after a purge
+        if s.gone is GONE_PURGED:  # docs/evidence.md records a second delete, not a delete after a purge
             return [PerState(Ok(), (PURGE_ALL, DEL_IDEMPOTENT))] + purged_handle(p)
         return [PerState(Ok(), (DEL_IDEMPOTENT,))]
     if s.queue != info.queue:  # redriven away: nothing records what its old handle gets, so permit each

@@ -16,7 +16,8 @@ from sqs_conformance.model.rules import (
     QATTR_LATER_RECEIVES, SEND_ENQUEUES, VIS_DEFAULT, VIS_RANGE,
 )
 from sqs_conformance.model.state import (
-    Deduplicated, Deduplication, Gone, Hidden, Message, MessageState, NewQueue, NewSettings, Purged, Queue, millis,
+    GONE_DELETED, GONE_PURGED, HIDDEN_DELAY, HIDDEN_NONE, Deduplicated, Deduplication, Message, MessageState, NewQueue,
+    NewSettings, Purged, Queue, millis,
 )
 from sqs_conformance.model.usage import ModelUsageError
 from sqs_conformance.model.validation import is_int_in
@@ -111,7 +112,7 @@ def send_message(model: Model, op: SendMessage, now: float, late: float) -> Expe
     model._next_seq += 1
     message_id = f"msg-{model._next_message}"
     states = tuple([
-        MessageState(queue=op.queue, visible_at=now + d, hidden=Hidden.DELAY if d else Hidden.NONE,
+        MessageState(queue=op.queue, visible_at=now + d, hidden=HIDDEN_DELAY if d else HIDDEN_NONE,
                      why=(DELAY_HIDES,) if d or overriding else (), slack=late - now)
         for d in delays
     ])
@@ -128,9 +129,9 @@ def _first_gone(model: Model, message_id: str) -> str:
     all the same."""
     message = model.messages.get(message_id)
     how = {s.gone for s in message.states} if message is not None else set()
-    if how == {Gone.DELETED}:
+    if how == {GONE_DELETED}:
         return "the message it was first sent as was deleted"
-    if how == {Gone.PURGED}:
+    if how == {GONE_PURGED}:
         return "the message it was first sent as was purged"
     return ""
 
@@ -163,7 +164,7 @@ def purge(model: Model, op: PurgeQueue, now: float, late: float) -> Expectation:
     states = {}
     for message in model.messages_in(op.queue):
         states[message.id] = tuple(dict.fromkeys(
-            s.evolve(gone=Gone.PURGED, why=(PURGE_ALL,), gone_at=now) if s.live_in(op.queue) else s
+            s.evolve(gone=GONE_PURGED, why=(PURGE_ALL,), gone_at=now) if s.live_in(op.queue) else s
             for s in message.states))
 
     # A purge shows PURGE-ALL only where it finds a message; one in flight is a situation of its own (a purge that

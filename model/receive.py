@@ -25,9 +25,9 @@ from sqs_conformance.model.rules import (
 )
 from sqs_conformance.model.settled import NOTHING_SETTLED
 from sqs_conformance.model.state import (
+    GONE_NO,
+    HIDDEN_RECEIPT,
     Attempt,
-    Gone,
-    Hidden,
     Message,
     MessageState,
     Queue,
@@ -90,7 +90,7 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
     if queue.fifo:  # settled messages come only in their group's order: each group is walked (_apply_group_order)
         at_rest, settled = settled, NOTHING_SETTLED
     live, in_flight, maybe_in_flight = live_states(moving, queue.name, now)  # a settled message is not in flight
-    surely_hidden_in_flight = hidden.how_many(Hidden.RECEIPT)
+    surely_hidden_in_flight = hidden.how_many(HIDDEN_RECEIPT)
     in_flight += surely_hidden_in_flight
     maybe_in_flight += surely_hidden_in_flight
     over_limit_permitted = False
@@ -131,11 +131,11 @@ def live_states(messages: list[Message], queue: str, now: float
     live = []
     surely_in_flight = possibly_in_flight = 0
     for message in messages:
-        states = [s for s in message.states if s.queue == queue and s.gone is Gone.NO]
+        states = [s for s in message.states if s.queue == queue and s.gone is GONE_NO]
         live.append((message, states))
         flying = 0
         for s in states:  # a loop, not sum() over a generator: this runs for every message of every receive
-            if s.hidden is Hidden.RECEIPT and now < s.visible_at:
+            if s.hidden is HIDDEN_RECEIPT and now < s.visible_at:
                 flying += 1
         possibly_in_flight += flying > 0
         surely_in_flight += flying == len(message.states)

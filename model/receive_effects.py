@@ -32,7 +32,7 @@ from sqs_conformance.model.state import (
     Attempt,
     AttemptRemembered,
     HandleInfo,
-    Hidden,
+    HIDDEN_NONE,
     Message,
     MessageState,
     millis,
@@ -114,7 +114,7 @@ class ReceiveEffects(ReceiveHoldings):
         for message_id, candidate in self.candidates.items():
             if redrive is None or message_id in returned_ids or not candidate.due:
                 continue
-            moved = tuple(s.evolve(queue=redrive.dead_letter_queue, visible_at=self.at, hidden=Hidden.NONE,
+            moved = tuple(s.evolve(queue=redrive.dead_letter_queue, visible_at=self.at, hidden=HIDDEN_NONE,
                                    receipt=None, why=(REDRIVE_DLQ,), redrive_base=s.receive_count,
                                    redrive_first_at=None) for s in candidate.due)
             kept = () if canonical or (swept and self._surely_moved(candidate)) else tuple(candidate.message.states)
@@ -140,7 +140,7 @@ class ReceiveEffects(ReceiveHoldings):
             return ()
         states = [s for _, before in returned for s in before]
         terminated = any(VIS_TERMINATE in s.why for s in states)
-        undelayed = any(DELAY_HIDES in s.why and s.hidden is Hidden.NONE for s in states)
+        undelayed = any(DELAY_HIDES in s.why and s.hidden is HIDDEN_NONE for s in states)
         return (situated((VIS_TERMINATE,), "on a queue with a delay" if terminated else "")
                 + situated((DELAY_HIDES,), "its own DelaySeconds 0 on a queue with a delay" if undelayed else ""))
 

@@ -31,8 +31,8 @@ from sqs_conformance.model.rules import (
 )
 from sqs_conformance.model.settled import NOTHING_HIDDEN, NOTHING_SETTLED, Settled, SurelyHidden
 from sqs_conformance.model.state import (
+    HIDDEN_DELAY,
     Attempt,
-    Hidden,
     Message,
     MessageState,
     Queue,
@@ -329,7 +329,7 @@ class ReceiveHoldings:
                         ended.setdefault((prefix, certain), first + (index,))
                         stop = (last + (index,), (FIFO_VISIBLE_PREFIX,) if prefix else (FIFO_GROUP_LOCK,))
                         last_stop = stop if last_stop is None or stop[0] > last_stop[0] else last_stop
-                        if s.hidden is not Hidden.DELAY:
+                        if s.hidden is not HIDDEN_DELAY:
                             continue
                         # Nothing records whether a message still delayed holds its group back (the queue's delay
                         # lowered since may leave a later one due first): it may, or the group may go on past it.

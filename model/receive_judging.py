@@ -34,7 +34,8 @@ from sqs_conformance.model.rules import (
     VIS_RANGE,
 )
 from sqs_conformance.model.state import (
-    Hidden,
+    HIDDEN_NONE,
+    HIDDEN_RECEIPT,
     Message,
     MessageState,
     millis,
@@ -135,7 +136,7 @@ class ReceiveJudging(ReceiveEffects):
                            candidate.receivable[0])
             return candidate.receivable, self._attribute_problem(closest, got, message), None
         if self.model.profile.at_least_once:
-            in_flight = [s for s in candidate.hidden if s.hidden is Hidden.RECEIPT and self._attributes_fit(s, got)]
+            in_flight = [s for s in candidate.hidden if s.hidden is HIDDEN_RECEIPT and self._attributes_fit(s, got)]
             if in_flight:
                 rules = dedupe(tuple(r for s in in_flight for r in s.why) + (RCV_AT_LEAST_ONCE,))
                 note = Divergence(rules, f"hidden until {min(s.visible_at for s in in_flight):.3f}",
@@ -218,7 +219,7 @@ class ReceiveJudging(ReceiveEffects):
                 continue  # another message of its group may still hold the group then
             if surely and len(surely) == len(states):
                 why = tuple(r for s in states for r in s.why if r != RCV_HIDE)
-                reappeared = any(s.hidden is not Hidden.NONE for s in states)
+                reappeared = any(s.hidden is not HIDDEN_NONE for s in states)
                 # Surely visible as the poll began: its deadline was kept, the poll missed it. Visible only inside
                 # the wait (neither at its start nor at its very end): a poll that does not wake for it is the
                 # likelier fault.

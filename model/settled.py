@@ -32,7 +32,7 @@ from collections.abc import Container, Iterable, Iterator
 from sortedcontainers import SortedDict
 
 from sqs_conformance.model.rules import RCV_REAPPEAR
-from sqs_conformance.model.state import Hidden, Message, MessageState, Redrive
+from sqs_conformance.model.state import HIDDEN_NONE, Hidden, Message, MessageState, Redrive
 
 # A heap entry: when the message's state may first (or surely) be due, a tie-breaker so that two offers of one message
 # are never compared by their states, the message, and the state it was offered in (stale once the message changes).
@@ -75,7 +75,7 @@ class Settled:
         if len(states) == 1 and states[0].live_in(self.queue):
             s = states[0]
             heapq.heappush(self._waiting, (s.visible_at + s.slack + self._tolerance, next(self._offers), message.id, s))
-            if s.hidden is not Hidden.NONE and self._may_be_due_from(s) > self._as_of:
+            if s.hidden is not HIDDEN_NONE and self._may_be_due_from(s) > self._as_of:
                 self._park(message.id, s)
 
     def _may_be_due_from(self, s: MessageState) -> float:
@@ -284,7 +284,7 @@ class SurelyHidden:
         return None if message_id in self.near else self._parked.get(message_id)
 
     def how_many(self, *hidden: Hidden) -> int:
-        """How many are hidden for one of these reasons (in flight: `Hidden.RECEIPT`)."""
+        """How many are hidden for one of these reasons (in flight: `HIDDEN_RECEIPT`)."""
         return sum([n for (_, why_hidden), n in self._kinds.items() if why_hidden in hidden])
 
     def rules(self) -> list[str]:

@@ -14,7 +14,7 @@ from sqs_conformance.model.rules import (
     SMQ_INVISIBLE_ONLY, SMQ_NEW_HANDLE, VIS_CEILING, VIS_CEILING_FROM_RECEIVE, VIS_CEILING_NO_RESET,
     VIS_EXTEND_NONADDITIVE, VIS_RANGE, VIS_SHORTEN, VIS_TERMINATE,
 )
-from sqs_conformance.model.state import Gone, HandleInfo, Hidden, Message, MessageState
+from sqs_conformance.model.state import GONE_PURGED, HIDDEN_LOCK, HandleInfo, Message, MessageState
 from sqs_conformance.model.values import ChangeMessageVisibility, ChangeOk, ErrorSpec
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def _lockable(s: MessageState, queue_name: str) -> bool:
 
 def _lock(s: MessageState, now: float, v: float, slack: float) -> list[PerState]:
     why = (LOCK_UNRECEIVED,)
-    locked = s.evolve(visible_at=now + v, hidden=Hidden.LOCK, changed_at=now, was_locked=True, why=why, slack=slack)
+    locked = s.evolve(visible_at=now + v, hidden=HIDDEN_LOCK, changed_at=now, was_locked=True, why=why, slack=slack)
     return [PerState(ChangeOk(), why, locked)]
 
 
@@ -79,7 +79,7 @@ def _change_state(model: Model, message: Message, s: MessageState, handle: str, 
         if p.change_returns_new_handle:
             rules = (SMQ_INVISIBLE_ONLY,)
             return [PerState(errors.smq_message_not_exist(), rules, situations=situated(rules, "gone"))]
-        if s.gone is Gone.PURGED:  # nothing records what a purged message's handle gets: permit either error
+        if s.gone is GONE_PURGED:  # nothing records what a purged message's handle gets: permit either error
             return [PerState(errors.not_available_for_change(), (PURGE_ALL, CMV_DELETED))] + purged_handle(p)
         if s.queue != info.queue:  # redriven to the dead-letter queue: likewise
             return [PerState(errors.not_available_for_change(), (REDRIVE_DLQ, CMV_DELETED))] + purged_handle(
