@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from sqs_conformance.model.outcomes import Effects, Outcome, Verdict
+from sqs_conformance.model.outcomes import Effects, Outcome, Verdict, built
 from sqs_conformance.model.receive_effects import (
     decided_rules, long_poll_situations, received_state, surely_receivable, undecided_rules,
 )
@@ -121,11 +121,14 @@ def _found(model: Model, queue_name: str, now: float, late: float, horizon: floa
     looked: dict[str, _Looked] = {}
     rules = read_together_rules(settled, hidden, at_least_once)
     for message, states in live:
+        if len(states) == 1:  # most messages: the list live_states made serves as it is
+            receivable, hiding = (states, []) if states[0].may_be_due(late, tolerance) else ([], states)
+        else:
+            receivable = [s for s in states if s.may_be_due(late, tolerance)]
+            hiding = [s for s in states if s not in receivable]
         # The tuple made in C: a NamedTuple's own __new__ is Python, and costs more than the rest of the line.
-        seen = looked[message.id] = tuple.__new__(_Looked, (message, [], []))
-        for s in states:
-            (seen.receivable if s.may_be_due(late, tolerance) else seen.hiding).append(s)
-        rules += candidate_rules(seen.hiding, (), seen.receivable, False, at_least_once)
+        looked[message.id] = tuple.__new__(_Looked, (message, receivable, hiding))
+        rules += candidate_rules(hiding, (), receivable, False, at_least_once)
     return looked, settled, rules
 
 
@@ -164,10 +167,11 @@ def _outcome(model: Model, queue_name: str, returned: list[tuple[Message, list[M
         if len(new_states) > 1:
             new_states = tuple(dict.fromkeys(new_states))
         effects.states[message.id] = new_states
-        effects.handles[handle] = HandleInfo(message.id, queue_name, at)
+        effects.handles[handle] = tuple.__new__(HandleInfo, (message.id, queue_name, at))  # as _Looked's
         first = new_states[0]
-        shown.append(ReceivedMessage(message.id, message.body, handle, first.receive_count,
-                                     millis(first.first_receive_at) if first.first_receive_at is not None else None))
+        shown.append(built(ReceivedMessage, message_id=message.id, body=message.body, receipt_handle=handle,
+                           receive_count=first.receive_count, first_receive_ms=millis(first.first_receive_at)
+                           if first.first_receive_at is not None else None))
     decided = decided_rules(returned, effects.states, model.profile.rule_ids)
     return Outcome(ReceiveOk(tuple(shown)), tuple(dict.fromkeys(exercised + decided)), effects,
                    frozenset(effects.handles), (), at,

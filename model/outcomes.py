@@ -92,6 +92,14 @@ def copied(value: _Plain, **changes: object) -> _Plain:
     return new
 
 
+def built(kind: type[_Plain], **fields: object) -> _Plain:
+    """A plain frozen dataclass (no slots, no __post_init__) made from every one of its fields without its __init__,
+    which sets each through object.__setattr__: a receive makes a ReceivedMessage for each message it returns."""
+    new = object.__new__(kind)
+    new.__dict__.update(fields)
+    return new
+
+
 def situated(rules: tuple[str, ...], label: str) -> tuple[tuple[str, str], ...]:
     """The same situation for each of `rules`."""
     return tuple([(r, label) for r in rules]) if label else ()

@@ -1,11 +1,17 @@
-"""A message state's copies made in one step (a receive's, a change's, a delete's) equal what NamedTuple._replace
-makes of the same changes."""
+"""Values made in one step equal those made the usual way: a message state's copies (a receive's, a change's, a
+delete's) what NamedTuple._replace makes of the same changes, a returned message built without its __init__ one
+made by it."""
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 from hypothesis import given, strategies as st
 
+from sqs_conformance.model.outcomes import built
 from sqs_conformance.model.state import Gone, Hidden, MessageState, replaced
+from sqs_conformance.model.values import ReceivedMessage
 
 TIMES = st.one_of(st.none(), st.floats(0, 1e6, allow_nan=False))
 STATES = st.builds(
@@ -56,3 +62,15 @@ def test_a_delete_sets_what_replace_would(s: MessageState, at: float) -> None:
     deleted = s.deleted(why, at)
     assert deleted == s._replace(gone=Gone.DELETED, why=why, gone_at=at)
     assert type(deleted) is MessageState
+
+
+@given(st.text(max_size=5), st.text(max_size=5), st.one_of(st.none(), st.text(max_size=5)),
+       st.one_of(st.none(), st.integers(0, 9)), st.one_of(st.none(), st.integers(0, 10**13)))
+def test_a_returned_message_built_without_init_equals_one_made_by_it(
+        message_id: str, body: str, handle: str | None, count: int | None, first_ms: int | None) -> None:
+    fields = dict(message_id=message_id, body=body, receipt_handle=handle, receive_count=count,
+                  first_receive_ms=first_ms)
+    made, by_init = built(ReceivedMessage, **fields), ReceivedMessage(**fields)
+    assert made == by_init and hash(made) == hash(by_init) and repr(made) == repr(by_init)
+    with pytest.raises(dataclasses.FrozenInstanceError):  # as frozen as one its __init__ made
+        made.body = "changed"  # type: ignore[misc]
