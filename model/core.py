@@ -129,11 +129,12 @@ class Model:
         for message in effects.new_messages:
             self.messages[message.id] = message
             self._joined(message.states[0].queue, message)
+        indexed = bool(self._settled)  # most models never index a queue (_indexes): their commits skip it
         for message_id, states in effects.states.items():
             message = self.messages[message_id]
             live_before = {s.queue for s in message.states if s.gone is GONE_NO}
             live_after = {s.queue for s in states if s.gone is GONE_NO}
-            for index in self._indexes(live_before):
+            for index in self._indexes(live_before) if indexed else ():
                 index.forget(message)
             message.states = states
             staying = live_before
@@ -143,9 +144,9 @@ class Model:
                     self._joined(queue_name, message)  # redriven to a dead-letter queue
                 for queue_name in live_before - live_after:
                     self.queues[queue_name].message_ids.pop(message_id, None)
-                for index in self._indexes(live_before - live_after):
+                for index in self._indexes(live_before - live_after) if indexed else ():
                     index.left(message_id)
-            for index in self._indexes(staying):
+            for index in self._indexes(staying) if indexed else ():
                 index.offer(message)  # it settles there in time if it is left in one state
         self.handles.update(effects.handles)
         for change in effects.queue_changes:
