@@ -86,7 +86,9 @@ class Model:
         """Judge a target's answer. `completed_at` is when the target answered, if later than `now`. Under exact
         timing that matters to a long poll only (judged as of the answer); under windowed timing the operation took
         effect somewhere in [now, completed_at]. An `Unknown` answer keeps both possibilities."""
-        verdict = self._judged_at_once(op, now, observed, completed_at) if self.fast else None
+        # The common case's verdict built directly (model/fast_receive.py), or None: `expect` judges it
+        verdict = judged_at_once(self, op, now, self._late(now, completed_at), observed) \
+            if self.fast and type(op) is ReceiveMessage else None
         if verdict is not None:
             self.answers_judged_at_once += 1
             verdict.outcome.add_situations(edge_situations(op, self.profile))  # made for this answer alone
@@ -102,13 +104,6 @@ class Model:
             verdict = copied(verdict, outcome=situated)
         self.commit(verdict.outcome)
         return verdict
-
-    def _judged_at_once(self, op: Operation, now: float, observed: Response, completed_at: float | None
-                        ) -> Verdict | None:
-        """The common case's verdict, built directly (model/fast_receive.py), or None: `expect` judges it."""
-        if type(op) is ReceiveMessage:
-            return judged_at_once(self, op, now, self._late(now, completed_at), observed)
-        return None
 
     def _late(self, now: float, completed_at: float | None) -> float:
         """The operation took effect somewhere in [now, late]: a window under windowed timing, an instant otherwise."""
@@ -153,7 +148,10 @@ class Model:
             change.apply(self.queues)
 
     def _joined(self, queue_name: str, message: Message) -> None:
-        self.queues[queue_name].message_ids[message.id] = None
+        queue = self.queues[queue_name]
+        if queue.message_ids and self.messages[next(reversed(queue.message_ids))].seq > message.seq:
+            queue.joined_in_send_order = False
+        queue.message_ids[message.id] = None
         for index in self._indexes((queue_name,)):
             index.joined(message.id)
             index.offer(message)
@@ -183,7 +181,9 @@ class Model:
         if index is None:
             # Each may be live there: `commit` keeps a queue's message ids so (tests/model/differential.py holds it)
             moving = list(map(self.messages.__getitem__, queue.message_ids))
-            return sorted(moving, key=_BY_SEND_ORDER), NOTHING_SETTLED, NOTHING_HIDDEN
+            if not queue.joined_in_send_order:
+                moving.sort(key=_BY_SEND_ORDER)
+            return moving, NOTHING_SETTLED, NOTHING_HIDDEN
         index.advance(now, self.redrive_of(queue.name), queue.message_ids)
         hidden = index.hidden_through(horizon)
         moving = self._live_in(queue.name, index.moving) + [self.messages[message_id] for message_id in hidden.near]
@@ -219,7 +219,7 @@ class Model:
             raise ModelUsageError(f"no queue {name!r} in the model") from None
 
     def messages_in(self, queue: str) -> list[Message]:
-        """Messages that may be live in the queue, in send order."""
+        """Messages that may be live in the queue, in the order they joined it (send order, but for redriven ones)."""
         return self._live_in(queue, self.queue(queue).message_ids)
 
     def _live_in(self, queue: str, message_ids) -> list[Message]:

@@ -248,9 +248,11 @@ class Queue:
     fifo: bool
     settings: dict[str, Setting]
     content_based_dedup: bool = False
-    # Every message that may still be live in this queue, in send order (an ordered set). Messages surely gone
-    # leave it, so that a receive looks only at what the queue may hold.
+    # Every message that may still be live in this queue, in the order they joined it (an ordered set). Messages
+    # surely gone leave it, so that a receive looks only at what the queue may hold.
     message_ids: dict[str, None] = field(default_factory=dict)
+    # Whether they joined in send order, as sent messages do: one redriven here from another queue may not have.
+    joined_in_send_order: bool = True
     dedup: dict[str, tuple[str, float]] = field(default_factory=dict)  # dedup id -> (message id, sent at)
     # dedup id -> when a send with it was last deduplicated: the window counts from the first send all the same,
     # but a queue that restarts it at each retry shows only once that window ends inside this one's

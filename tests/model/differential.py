@@ -108,6 +108,7 @@ class Pair:
         assert self.reference.handles == self.other.handles, op
         for model in (self.reference, self.other):  # what a walk of a queue with no index reads (Model.in_motion)
             assert _members(model) == _live_members(model), op
+            assert _said_in_send_order(model) <= _in_send_order(model), op  # the walk skips sorting those
         response = verdicts[0].outcome.response
         if isinstance(response, ReceiveOk):
             self.handles += [m.receipt_handle for m in response.messages if m.receipt_handle]
@@ -213,6 +214,17 @@ def _states(model: Model) -> dict:
 def _members(model: Model) -> dict[str, set[str]]:
     """Each queue's messages as it keeps them."""
     return {name: set(queue.message_ids) for name, queue in model.queues.items()}
+
+
+def _said_in_send_order(model: Model) -> set[str]:
+    return {name for name, queue in model.queues.items() if queue.joined_in_send_order}
+
+
+def _in_send_order(model: Model) -> set[str]:
+    """The queues whose messages are kept in send order."""
+    return {name for name, queue in model.queues.items()
+            if [model.messages[i].seq for i in queue.message_ids] == sorted(model.messages[i].seq
+                                                                            for i in queue.message_ids)}
 
 
 def _live_members(model: Model) -> dict[str, set[str]]:
