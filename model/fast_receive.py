@@ -16,7 +16,7 @@ from sqs_conformance.model.outcomes import Effects, Outcome, Verdict, built
 from sqs_conformance.model.receive_effects import (
     decided_rules, long_poll_situations, received_state, surely_receivable, undecided_rules,
 )
-from sqs_conformance.model.receive import live_states
+from sqs_conformance.model.receive import in_flight_counts, live_states
 from sqs_conformance.model.receive_holdings import applicable_once, candidate_rules, poll_rules, read_together_rules
 from sqs_conformance.model.receive_judging import attributes_fit, first_receive_seen
 from sqs_conformance.model.rules import RCV_NEW_HANDLE, RCV_OVERRIDE, RCV_WAIT_RANGE
@@ -113,8 +113,10 @@ def _found(model: Model, queue_name: str, now: float, late: float, horizon: floa
     exercises on them all. None where the in-flight quota may be reached."""
     queue = model.queues[queue_name]
     moving, settled, hidden = model.in_motion(queue, now, horizon=horizon)
-    live, _, maybe_in_flight = live_states(moving, queue_name, now)
-    if maybe_in_flight + hidden.how_many(HIDDEN_RECEIPT) >= model.profile.inflight_quota:
+    live = live_states(moving, queue_name)
+    quota, in_flight_elsewhere = model.profile.inflight_quota, hidden.how_many(HIDDEN_RECEIPT)
+    # Counted only where there are enough messages to reach the quota: most queues are far below it
+    if len(live) + in_flight_elsewhere >= quota and in_flight_counts(live, now)[1] + in_flight_elsewhere >= quota:
         return None
     tolerance = model.timing.tolerance
     at_least_once = model.profile.at_least_once

@@ -47,7 +47,7 @@ def per_state(message: Message, outcomes_of: Callable[[MessageState], list[PerSt
     result = []
     for s in message.states:
         # A purge that spared in-flight messages shows only through their handles: a situation of its own.
-        purged = situated((PURGE_ALL,), "purged in flight" if s.purged_in_flight else "")
+        purged = situated((PURGE_ALL,), "purged in flight") if s.purged_in_flight else ()
         due = moving(s)
         for answer in outcomes_of(s):
             situations = answer.situations + purged

@@ -89,7 +89,8 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
     at_rest = NOTHING_SETTLED
     if queue.fifo:  # settled messages come only in their group's order: each group is walked (_apply_group_order)
         at_rest, settled = settled, NOTHING_SETTLED
-    live, in_flight, maybe_in_flight = live_states(moving, queue.name, now)  # a settled message is not in flight
+    live = live_states(moving, queue.name)
+    in_flight, maybe_in_flight = in_flight_counts(live, now)  # a settled message is not in flight
     surely_hidden_in_flight = hidden.how_many(HIDDEN_RECEIPT)
     in_flight += surely_hidden_in_flight
     maybe_in_flight += surely_hidden_in_flight
@@ -125,21 +126,22 @@ def expect_receive(model: Model, op: ReceiveMessage, now: float, late: float, co
                               over_limit_permitted=over_limit_permitted, invoked=now, wait=min(waits))
 
 
-def live_states(messages: list[Message], queue: str, now: float
-                ) -> tuple[list[tuple[Message, list[MessageState]]], int, int]:
-    """Each message's states live in the queue, and how many messages are surely and possibly in flight."""
-    live = []
+def live_states(messages: list[Message], queue: str) -> list[tuple[Message, list[MessageState]]]:
+    """Each message's states live in the queue."""
+    return [(message, [s for s in message.states if s.queue == queue and s.gone is GONE_NO]) for message in messages]
+
+
+def in_flight_counts(live: list[tuple[Message, list[MessageState]]], now: float) -> tuple[int, int]:
+    """How many of these messages (each with its states live in the queue) are surely and possibly in flight."""
     surely_in_flight = possibly_in_flight = 0
-    for message in messages:
-        states = [s for s in message.states if s.queue == queue and s.gone is GONE_NO]
-        live.append((message, states))
+    for message, states in live:
         flying = 0
         for s in states:  # a loop, not sum() over a generator: this runs for every message of every receive
             if s.hidden is HIDDEN_RECEIPT and now < s.visible_at:
                 flying += 1
         possibly_in_flight += flying > 0
         surely_in_flight += flying == len(message.states)
-    return live, surely_in_flight, possibly_in_flight
+    return surely_in_flight, possibly_in_flight
 
 
 def _evaluation_time(releases: list[float], now: float, wait: int) -> float:
