@@ -76,11 +76,11 @@ def judged_at_once(model: Model, op: ReceiveMessage, now: float, late: float, ob
         return None  # on an exact clock a long poll answers at a moment of its own (model/receive.py)
     if "DelaySeconds" in queue.settings and any(queue.setting("DelaySeconds", now, propagation)):
         return None  # its messages' situations on a queue with a delay (ReceiveEffects._delay_situations)
-    found = _found(model, queue.name, now, late, max(late, now + max(waits)))
+    long_poll = min(waits) > 0
+    found = _found(model, queue.name, now, late, max(late, now + max(waits)), long_poll)
     if found is None:
         return None
     looked, settled, rules = found
-    long_poll = min(waits) > 0
     if long_poll and not observed.messages and (settled or any(seen.receivable for seen in looked.values())):
         return None  # an empty long poll where a message may have been receivable: whether it missed one
     returned = _fitting(model, looked, settled, observed, now, late)
@@ -106,11 +106,12 @@ def judged_at_once(model: Model, op: ReceiveMessage, now: float, late: float, ob
     return Verdict(outcome)
 
 
-def _found(model: Model, queue_name: str, now: float, late: float, horizon: float
+def _found(model: Model, queue_name: str, now: float, late: float, horizon: float, long_poll: bool
            ) -> tuple[dict[str, _Looked], Settled, list[str]] | None:
     """The messages a receive taking effect in [now, late] looks at one by one, by id (those that may be due by
-    `horizon`, the end of its wait); the settled ones, read together (model/settled.py); and the rules the receive
-    exercises on them all. None where the in-flight quota may be reached."""
+    `horizon`, the end of its wait; for a short poll only those it may return); the settled ones, read together
+    (model/settled.py); and the rules the receive exercises on them all. None where the in-flight quota may be
+    reached."""
     queue = model.queues[queue_name]
     moving, settled, hidden = model.in_motion(queue, now, horizon=horizon)
     live = live_states(moving, queue_name)
@@ -128,9 +129,10 @@ def _found(model: Model, queue_name: str, now: float, late: float, horizon: floa
         else:
             receivable = [s for s in states if s.may_be_due(late, tolerance)]
             hiding = [s for s in states if s not in receivable]
-        # The tuple made in C: a NamedTuple's own __new__ is Python, and costs more than the rest of the line.
-        looked[message.id] = tuple.__new__(_Looked, (message, receivable, hiding))
         rules += candidate_rules(hiding, (), receivable, False, at_least_once)
+        if receivable or long_poll:  # one it cannot return matters to a long poll alone (whether due by its end)
+            # The tuple made in C: a NamedTuple's own __new__ is Python, and costs more than the rest of the line.
+            looked[message.id] = tuple.__new__(_Looked, (message, receivable, hiding))
     return looked, settled, rules
 
 
