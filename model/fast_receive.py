@@ -87,8 +87,7 @@ def judged_at_once(model: Model, op: ReceiveMessage, now: float, late: float, ob
     if returned is None:
         return None
     receivable = len([seen for seen in looked.values() if seen.receivable]) + len(settled)
-    exercised = applicable_once(poll_rules(tuple(base_rules), long_poll, receivable > max_messages) + rules,
-                                p.rule_ids)
+    exercised = poll_rules(tuple(base_rules), long_poll, receivable > max_messages) + rules
     outcome = _outcome(model, queue.name, returned, visibilities, now, late, exercised,
                        op.visibility_timeout is not None)
     if long_poll:
@@ -158,9 +157,11 @@ def _fitting(model: Model, looked: dict[str, _Looked], settled: Settled, observe
 
 
 def _outcome(model: Model, queue_name: str, returned: list[tuple[Message, list[MessageState]]],
-             visibilities: tuple[int, ...], at: float, late: float, exercised: tuple[str, ...], override: bool
+             visibilities: tuple[int, ...], at: float, late: float, exercised: list[str], override: bool
              ) -> Outcome:
-    """What the answer leaves: each message returned in flight under a handle of its own."""
+    """What the answer leaves: each message returned in flight under a handle of its own. `exercised`: the rules
+    the receive exercised, those of the profile among them (each once, in the order they came) the outcome's, with
+    those the answer decides."""
     queue_changed = model.queues[queue_name].settings["VisibilityTimeout"].changed_at is not None
     effects = Effects()
     shown: list[ReceivedMessage] = []
@@ -177,6 +178,6 @@ def _outcome(model: Model, queue_name: str, returned: list[tuple[Message, list[M
                            receive_count=first.receive_count, first_receive_ms=millis(first.first_receive_at)
                            if first.first_receive_at is not None else None))
     decided = decided_rules(returned, effects.states, model.profile.rule_ids)
-    return Outcome(ReceiveOk(tuple(shown)), tuple(dict.fromkeys(exercised + decided)), effects,
+    return Outcome(ReceiveOk(tuple(shown)), applicable_once(exercised + list(decided), model.profile.rule_ids), effects,
                    frozenset(effects.handles), (), at,
                    undecided_rules(bool(returned), False, False, False, False, False))
