@@ -127,24 +127,23 @@ class MessageState(NamedTuple):
 
     def received(self, handle: str, at: float, late: float, visible_at: float, why: tuple[str, ...]) -> MessageState:
         """The state a receive taking effect in [at, late] leaves it in, in flight under `handle` until `visible_at`
-        for the rules `why`: what `replaced` would make of the fields a receive changes, made in one step (a receive
-        makes one for each message it returns; `tests/model/test_state.py` holds the two equal)."""
-        values = list(self)
+        for the rules `why`: what `replaced` would make of the fields a receive changes, made in one step, every field
+        in its place (a receive makes one for each message it returns; `tests/model/test_state.py` holds the two
+        equal)."""
         slack = late - at
-        values[_VISIBLE_AT], values[_HIDDEN], values[_RECEIPT] = visible_at, HIDDEN_RECEIPT, handle
-        values[_RECEIVED_AT], values[_RECEIVED_SLACK], values[_CHANGED_AT] = at, slack, None
-        values[_RECEIVE_COUNT], values[_WAS_LOCKED], values[_WHY], values[_SLACK] = \
-            self.receive_count + 1, False, why, slack
-        if self.first_receive_at is None:
-            values[_FIRST_RECEIVE_AT], values[_FIRST_RECEIVE_SLACK] = at, slack
-        if self.redrive_first_at is None and self.redrive_base is not None:  # its first in a dead-letter queue
-            values[_REDRIVE_FIRST_AT], values[_REDRIVE_FIRST_SLACK] = at, slack
-        return tuple.__new__(MessageState, values)
+        first = self.first_receive_at is None
+        redrive_first = self.redrive_first_at is None and self.redrive_base is not None
+        return tuple.__new__(MessageState, (  # the fields in their order, as declared above
+            self.queue, visible_at, HIDDEN_RECEIPT, self.gone, handle, at, slack, None, self.receive_count + 1,
+            at if first else self.first_receive_at, False, why, slack, self.redrive_base,
+            at if redrive_first else self.redrive_first_at, self.gone_at,
+            slack if first else self.first_receive_slack, slack if redrive_first else self.redrive_first_slack))
 
     def changed(self, visible_at: float, at: float, late: float, why: tuple[str, ...], receipt: str | None
                 ) -> MessageState:
         """The state an accepted ChangeMessageVisibility taking effect in [at, late] leaves it in: hidden under
-        `receipt` until `visible_at`, for the rules `why`; as `received`, one step."""
+        `receipt` until `visible_at`, for the rules `why`: as `received`, in one step (the few fields it sets by their
+        positions)."""
         values = list(self)
         values[_VISIBLE_AT], values[_HIDDEN], values[_RECEIPT] = visible_at, HIDDEN_RECEIPT, receipt
         values[_CHANGED_AT], values[_WHY], values[_SLACK] = at, why, late - at
@@ -161,13 +160,9 @@ class MessageState(NamedTuple):
         return replaced(self, changes)
 
 
-# The positions of the fields a receive, change or delete sets (MessageState.received, .changed, .deleted)
-(_VISIBLE_AT, _HIDDEN, _GONE, _RECEIPT, _RECEIVED_AT, _RECEIVED_SLACK, _CHANGED_AT, _RECEIVE_COUNT, _FIRST_RECEIVE_AT,
- _WAS_LOCKED, _WHY, _SLACK, _REDRIVE_FIRST_AT, _GONE_AT, _FIRST_RECEIVE_SLACK, _REDRIVE_FIRST_SLACK) = map(
-    MessageState._fields.index,
-    ("visible_at", "hidden", "gone", "receipt", "received_at", "received_slack", "changed_at", "receive_count",
-     "first_receive_at", "was_locked", "why", "slack", "redrive_first_at", "gone_at", "first_receive_slack",
-     "redrive_first_slack"))
+# The positions of the fields a change or delete sets (MessageState.changed, .deleted)
+_VISIBLE_AT, _HIDDEN, _GONE, _RECEIPT, _CHANGED_AT, _WHY, _SLACK, _GONE_AT = map(
+    MessageState._fields.index, ("visible_at", "hidden", "gone", "receipt", "changed_at", "why", "slack", "gone_at"))
 
 _Record = TypeVar("_Record", bound=tuple)
 _FIELD_INDEXES: dict[type, dict[str, int]] = {}  # per NamedTuple class, each field's position
