@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, str] = {
     "main_command": "python3 -m benchmarks.main_command",
     "interrupt": "python3 -m benchmarks.interrupt",
     "model_ops": "python3 -m benchmarks.model_ops",
+    "model_instructions": "python3 -m benchmarks.model_instructions",
     "throughput": "python3 -m benchmarks.throughput",
     "realtime": "python3 -m benchmarks.realtime",
     "moved_clock": "python3 -m benchmarks.moved_clock",
