@@ -159,9 +159,9 @@ def _fitting(model: Model, looked: dict[str, _Looked], settled: Settled, observe
 def _outcome(model: Model, queue_name: str, returned: list[tuple[Message, list[MessageState]]],
              visibilities: tuple[int, ...], at: float, late: float, exercised: list[str], override: bool
              ) -> Outcome:
-    """What the answer leaves: each message returned in flight under a handle of its own. `exercised`: the rules
-    the receive exercised, those of the profile among them (each once, in the order they came) the outcome's, with
-    those the answer decides."""
+    """What the answer leaves: each message returned in flight under a handle of its own. `exercised`: the rules the
+    receive exercised, as they came; the outcome's are those of the profile among them and the ones the answer
+    decides, each once, in that order."""
     queue_changed = model.queues[queue_name].settings["VisibilityTimeout"].changed_at is not None
     effects = Effects()
     shown: list[ReceivedMessage] = []
