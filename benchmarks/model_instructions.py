@@ -52,7 +52,8 @@ def _instructions(what: str, times: int, arguments: Path, folder: Path) -> int:
         env={**os.environ, "PYTHONHASHSEED": "0"})  # the same hashes, the same dict probes: the same count each run
     found = _COLLECTED.search(done.stderr)
     if done.returncode != 0 or found is None:
-        raise SystemExit(f"model_instructions: the counted run failed: {done.stderr.strip().splitlines()[-1:]}")
+        last = (done.stderr.strip().splitlines() or ["it printed nothing"])[-1]
+        raise SystemExit(f"model_instructions: the counted run failed: {last}")
     return int(found.group(1))
 
 

@@ -178,6 +178,6 @@ def _outcome(model: Model, queue_name: str, returned: list[tuple[Message, list[M
                            receive_count=first.receive_count, first_receive_ms=millis(first.first_receive_at)
                            if first.first_receive_at is not None else None))
     decided = decided_rules(returned, effects.states, model.profile.rule_ids)
-    return Outcome(ReceiveOk(tuple(shown)), applicable_once(exercised + list(decided), model.profile.rule_ids), effects,
+    return Outcome(ReceiveOk(tuple(shown)), applicable_once([*exercised, *decided], model.profile.rule_ids), effects,
                    frozenset(effects.handles), (), at,
                    undecided_rules(bool(returned), False, False, False, False, False))
